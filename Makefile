@@ -1,0 +1,56 @@
+# wakelockd: the single entry point. `make demo` and `make check` do all
+# set-up (Debian packages, kernel tree outside the repo, builds) themselves.
+
+WL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/wakelockd
+export WL_CACHE
+VARIANT ?= patched
+
+# Debian packages: kernel build, QEMU guest, host tooling.
+KERNEL_DEBS := build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils \
+	patchutils python3 linux-source-6.12 qemu-system-x86 busybox-static
+USERSPACE_DEBS :=
+ifneq ($(wildcard userspace.mk),)
+include userspace.mk
+else
+.PHONY: userspace userspace-guest check-unit
+userspace userspace-guest:
+	@echo "no user space in this tree yet"
+check-unit:
+	@mkdir -p build/results && echo "0 0" >build/results/unit.counts
+endif
+
+.PHONY: all deps kernel kernel-pristine modules guest-image check demo clean help
+all: userspace
+
+help:
+	@echo "make demo    boot the guest and show opportunistic suspend at work"
+	@echo "make check   all tests (host unit tests, kernel KUnit, guest tests), cold or warm"
+	@echo "make kernel  build the patched guest kernel in $(WL_CACHE)"
+	@echo "make bench   benchmarks"
+
+deps:
+	@scripts/deps.sh $(KERNEL_DEBS) $(USERSPACE_DEBS)
+
+kernel: deps
+	@scripts/kernel.sh patched
+kernel-pristine: deps
+	@scripts/kernel.sh pristine
+
+# Kernel, test modules and initramfs for one VARIANT (patched or pristine).
+guest-image: deps
+	@scripts/kernel.sh $(VARIANT)
+	@scripts/modules.sh $(VARIANT) build/modules/$(VARIANT)
+	@$(MAKE) --no-print-directory userspace-guest
+	@scripts/initramfs.sh build/guest/initramfs-$(VARIANT).cpio.gz build/modules/$(VARIANT)
+
+modules: guest-image
+
+check: deps
+	@scripts/check.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory guest-image VARIANT=patched
+	@scripts/demo.sh
+
+clean:
+	rm -rf build

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef WLD_CONFIG_H
+#define WLD_CONFIG_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "wakelock.h"
+
+#define WLD_MAX_DENY 64
+#define WLD_DEFAULT_CONFIG "/etc/wakelockd.conf"
+#define WLD_DEFAULT_RUN_DIR "/run/wakelockd"
+#define WLD_DEFAULT_SHM "/dev/shm/wakelockd"
+
+struct wld_config {
+	char config_file[PATH_MAX];  /* "" = none */
+	int config_explicit;         /* given with --config: must exist */
+	/* [suspend] */
+	char state[8];               /* freeze | mem | disk */
+	char mem_sleep[16];          /* "" = leave as is; s2idle | shallow | deep */
+	unsigned min_awake_ms;
+	unsigned backoff_initial_ms;
+	unsigned backoff_factor;
+	unsigned backoff_max_ms;
+	unsigned short_suspend_ms;   /* 0 = off */
+	int wake_reasons;            /* scan /sys/class/wakeup around suspends */
+	char pre_suspend_hook[PATH_MAX];
+	char post_resume_hook[PATH_MAX];
+	/* [access] */
+	char group[64];              /* "" = root only */
+	gid_t gid;
+	int have_gid;
+	char deny[WLD_MAX_DENY][WL_NAME_MAX];
+	unsigned ndeny;
+	/* [paths] */
+	char root[PATH_MAX];         /* prefix for /sys; "" = / */
+	char run_dir[PATH_MAX];
+	char shm_path[PATH_MAX];
+	char stats_file[PATH_MAX];
+	/* [log] */
+	int log_level;
+	int use_syslog;
+	int foreground;
+	int check_only;
+};
+
+enum config_result { CONFIG_OK = 0, CONFIG_ERROR = 1, CONFIG_EXIT = 2 };
+
+/*
+ * Build the configuration: defaults, then the file (--config or the
+ * default if it exists), then the command line, which overrides it.
+ * On error returns CONFIG_ERROR with "file:line: reason" or
+ * "option --x: reason" in err.  CONFIG_EXIT for --help/--version.
+ */
+int config_build(int argc, char **argv, struct wld_config *cfg, char *err, size_t errlen);
+
+/* Parse one INI file on top of cfg (used by config_build; exposed for tests). */
+int config_load_file(const char *path, struct wld_config *cfg, char *err, size_t errlen);
+
+int config_is_denied(const struct wld_config *cfg, const char *name);
+int config_resolve_group(const char *group, gid_t *gid, char *err, size_t errlen);
+void config_usage(void);
+
+#endif

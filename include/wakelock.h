@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * libwakelock: keep the system awake from user space.
+ *
+ * A process registers with wakelockd once (wl_client_open), creates named
+ * holds (wl_hold_create) and acquires/releases them around the work that
+ * must not be interrupted by suspend.  While any allowed hold is active the
+ * daemon does not suspend the machine.
+ *
+ * Every function that can fail returns 0 on success or a negative errno
+ * value; wl_strerror() turns it into a sentence and wl_last_error() gives
+ * the detail of the last failure in the calling thread.
+ *
+ * Thread safety: a wl_client and its holds may be used from several
+ * threads at once.  A handle is not valid in a child after fork(): the
+ * child must open its own client.
+ *
+ * See libwakelock(3) for the full contract.
+ */
+#ifndef WAKELOCK_H
+#define WAKELOCK_H
+
+#include <stdint.h>
+#include <sys/epoll.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WL_VERSION_MAJOR 1
+#define WL_VERSION_MINOR 0
+
+/* Longest client or hold name, including the terminating NUL. */
+#define WL_NAME_MAX 32
+
+typedef struct wl_client wl_client;
+typedef struct wl_hold wl_hold;
+
+/*
+ * Register with the daemon.
+ *   socket_path: NULL for $WAKELOCK_SOCKET, else the default
+ *                /run/wakelockd/wakelockd.sock.
+ *   name:        shown in `wakelock list` and used by the deny list;
+ *                1..WL_NAME_MAX-1 printable characters.
+ * Errors: -EINVAL (bad name), -ENAMETOOLONG, -ENOTCONN (daemon not
+ * running), -EACCES (caller is neither root nor in the daemon's group),
+ * -ENOSPC (client table full), -EPROTO (foreign segment or protocol),
+ * -EPROTONOSUPPORT (daemon speaks another ABI), -EBADMSG (corrupt
+ * segment), -ENOMEM.
+ */
+int wl_client_open(const char *socket_path, const char *name, wl_client **out);
+
+/* Release every hold of the client and unregister.  NULL is ignored. */
+void wl_client_close(wl_client *c);
+
+/*
+ * The client's connection to the daemon.  It becomes readable with
+ * EPOLLHUP when the daemon exits; after that every call fails with
+ * -ENOTCONN and the client should close and reopen.  Do not read or
+ * write it.
+ */
+int wl_client_fd(const wl_client *c);
+
+/*
+ * Create a named hold (initially released).  Names need not be unique.
+ * Errors: -EINVAL, -ENAMETOOLONG, -ENOSPC (the client has
+ * WL_MAX_HOLDS_PER_CLIENT holds already), -ENOMEM, -ENOTCONN, -ESTALE.
+ */
+int wl_hold_create(wl_client *c, const char *name, wl_hold **out);
+
+/* Release the hold completely (whatever its depth) and free it. */
+void wl_hold_destroy(wl_hold *h);
+
+/*
+ * Nesting: a hold counts its untimed acquisitions.  Each wl_hold_acquire()
+ * needs one wl_hold_release(); the hold keeps the system awake while that
+ * depth is above zero OR a timeout set by wl_hold_acquire_timeout() has
+ * not passed.  A timed acquisition does not add to the depth: it sets the
+ * expiry to the later of the current one and now + timeout_ms, and it
+ * lapses on its own (the daemon expires it even if the process sleeps).
+ * wl_hold_release() removes one untimed level; on a hold whose depth is
+ * already zero it cancels a pending timeout instead.
+ *
+ * No system call is made unless the lock is contended, the system-wide
+ * count drops to zero while the daemon waits, or a timeout earlier than
+ * every other one is set (then the daemon is woken to re-arm its timer).
+ *
+ * Errors: -EINVAL (release of a hold that is not held), -EOVERFLOW
+ * (depth would exceed 2^31), -ENOTCONN (daemon gone), -ESTALE (the daemon
+ * no longer knows this client: it restarted or removed it).
+ * A client denied by policy still succeeds: its holds are recorded and
+ * counted in statistics but do not keep the system awake.
+ */
+int wl_hold_acquire(wl_hold *h);
+int wl_hold_acquire_timeout(wl_hold *h, uint32_t timeout_ms);
+int wl_hold_release(wl_hold *h);
+
+/* 1 when the hold currently keeps (or would keep, if denied) the system
+ * awake, 0 when not, negative errno on error. */
+int wl_hold_is_held(wl_hold *h);
+
+/*
+ * Closing the hand-off window (EPOLLWAKEUP).
+ *
+ * wl_epoll_add() adds fd to epfd with EPOLLWAKEUP, so the kernel keeps
+ * the system awake from the moment an event is queued until this process
+ * calls epoll_wait() again.  It refuses EPOLLET and EPOLLONESHOT (-EINVAL)
+ * because with them the kernel drops its wakeup source as soon as the
+ * event is delivered, reopening the window.  EPOLLWAKEUP needs
+ * CAP_BLOCK_SUSPEND; without it the kernel ignores the flag silently.
+ *
+ * wl_epoll_wait() is epoll_wait() that hands the kernel's hold over to
+ * `h`: when events are returned, `h` is acquired (once) before the call
+ * returns, i.e. while the kernel still holds its wakeup source; at the
+ * next call it is released just before blocking, while the kernel's
+ * source is still active.  So the system stays awake from the event until
+ * the caller comes back for more.  Work that outlives that moment takes
+ * a hold of its own before returning to the loop.
+ * Returns the number of events (>= 0) or a negative errno.
+ */
+int wl_epoll_add(int epfd, int fd, uint32_t events, uint64_t data);
+int wl_epoll_wait(wl_hold *h, int epfd, struct epoll_event *events,
+                  int maxevents, int timeout_ms);
+
+/* A sentence for a value returned by this library (negative or positive
+ * errno).  Never NULL; the string is static. */
+const char *wl_strerror(int err);
+
+/* Detail of the last failure in the calling thread (e.g. why access was
+ * refused), or "" if none.  Valid until the next call in this thread. */
+const char *wl_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* WAKELOCK_H */

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * wltest - inject wakeup events on demand, for guest tests and benchmarks.
+ *
+ * Creates one standalone wakeup source ("wltest") and one wakeup-capable
+ * platform device ("wltest-dev"), and lets user space drive both through
+ * debugfs:
+ *
+ *   /sys/kernel/debug/wltest/source   standalone source: __pm_* calls
+ *   /sys/kernel/debug/wltest/device   device: pm_* calls (honour power/wakeup)
+ *
+ * Each file accepts "stay", "relax" or "event <ms>" (a wakeup event with a
+ * hold of <ms> milliseconds, 0 for an instantaneous one), and "hard" to report
+ * a hard wakeup (pm_system_wakeup) that aborts a suspend in progress.
+ */
+#include <linux/debugfs.h>
+#include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/platform_device.h>
+#include <linux/pm_wakeup.h>
+#include <linux/suspend.h>
+#include <linux/uaccess.h>
+
+static struct wakeup_source *wltest_ws;
+static struct platform_device *wltest_pdev;
+static struct dentry *wltest_dir;
+
+/* Parse one command; @ws is NULL for the device file. */
+static int wltest_command(const char *cmd, struct wakeup_source *ws)
+{
+	struct device *dev = &wltest_pdev->dev;
+	unsigned int msec;
+
+	if (sysfs_streq(cmd, "stay")) {
+		if (ws)
+			__pm_stay_awake(ws);
+		else
+			pm_stay_awake(dev);
+	} else if (sysfs_streq(cmd, "relax")) {
+		if (ws)
+			__pm_relax(ws);
+		else
+			pm_relax(dev);
+	} else if (sscanf(cmd, "event %u", &msec) == 1) {
+		if (ws)
+			__pm_wakeup_event(ws, msec);
+		else
+			pm_wakeup_event(dev, msec);
+	} else if (sysfs_streq(cmd, "hard")) {
+		pm_system_wakeup();
+	} else {
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static ssize_t wltest_write(struct file *file, const char __user *ubuf,
+			    size_t len, loff_t *ppos)
+{
+	struct wakeup_source *ws = file->private_data;
+	char buf[32];
+	int ret;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	ret = wltest_command(buf, ws);
+	return ret ? ret : len;
+}
+
+static const struct file_operations wltest_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = wltest_write,
+	.llseek = noop_llseek,
+};
+
+static int __init wltest_init(void)
+{
+	int ret;
+
+	wltest_ws = wakeup_source_register(NULL, "wltest");
+	if (!wltest_ws)
+		return -ENOMEM;
+
+	wltest_pdev = platform_device_register_simple("wltest-dev", -1, NULL, 0);
+	if (IS_ERR(wltest_pdev)) {
+		ret = PTR_ERR(wltest_pdev);
+		goto err_ws;
+	}
+	ret = device_init_wakeup(&wltest_pdev->dev, true);
+	if (ret)
+		goto err_pdev;
+
+	wltest_dir = debugfs_create_dir("wltest", NULL);
+	debugfs_create_file("source", 0200, wltest_dir, wltest_ws, &wltest_fops);
+	debugfs_create_file("device", 0200, wltest_dir, NULL, &wltest_fops);
+	return 0;
+
+err_pdev:
+	platform_device_unregister(wltest_pdev);
+err_ws:
+	wakeup_source_unregister(wltest_ws);
+	return ret;
+}
+
+static void __exit wltest_exit(void)
+{
+	debugfs_remove(wltest_dir);
+	device_init_wakeup(&wltest_pdev->dev, false);
+	platform_device_unregister(wltest_pdev);
+	wakeup_source_unregister(wltest_ws);
+}
+
+module_init(wltest_init);
+module_exit(wltest_exit);
+MODULE_DESCRIPTION("Inject wakeup events on demand for wakelockd tests");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Registration with the daemon and the client handle. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "wl_client.h"
+
+int wl_client_open(const char *socket_path, const char *name, wl_client **out)
+{
+	struct wl_msg_rep rep;
+	wl_client *c;
+	int sock, fd = -1, r;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	r = wl_name_check(name);
+	if (r < 0) {
+		wl_set_error("invalid client name");
+		return r;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	sock = wl_connect(socket_path, 5000);
+	if (sock < 0) {
+		free(c);
+		return sock;
+	}
+	r = wl_request(sock, WL_OP_REGISTER, name, &rep, &fd);
+	if (r < 0)
+		goto fail;
+	if (fd < 0) {
+		wl_set_error("wakelockd did not pass the shared segment");
+		r = -EPROTO;
+		goto fail;
+	}
+	r = wl_seg_map_fd(fd, &c->seg);
+	if (r < 0) {
+		wl_set_error("shared segment rejected: %s", wl_strerror(r));
+		goto fail;
+	}
+	if (rep.slot >= c->seg.hdr->nslots) {
+		wl_set_error("wakelockd assigned an impossible slot");
+		r = -EBADMSG;
+		wl_seg_unmap(&c->seg);
+		goto fail;
+	}
+	c->sock = sock;
+	c->slot = rep.slot;
+	c->client_id = rep.client_id;
+	*out = c;
+	return 0;
+fail:
+	close(sock);
+	free(c);
+	return r;
+}
+
+/* Lock the segment and check that the daemon still knows us. */
+int wl_client_lock(wl_client *c)
+{
+	struct wl_shm_header *hdr = c->seg.hdr;
+	int r = wl_lock(hdr);
+
+	if (r < 0)
+		return r;
+	if (__atomic_load_n(&hdr->gone, __ATOMIC_ACQUIRE)) {
+		wl_unlock(hdr);
+		wl_set_error("wakelockd has exited or been replaced");
+		return -ENOTCONN;
+	}
+	if (hdr->slots[c->slot].state != WL_SLOT_LIVE ||
+	    hdr->slots[c->slot].client_id != c->client_id) {
+		wl_unlock(hdr);
+		wl_set_error("wakelockd no longer knows this client");
+		return -ESTALE;
+	}
+	return 0;
+}
+
+void wl_client_close(wl_client *c)
+{
+	if (!c)
+		return;
+	/* Holds are released by the daemon when the socket closes; do it
+	 * here too so the effect is immediate rather than one round trip
+	 * through the daemon later. */
+	if (wl_client_lock(c) == 0) {
+		uint64_t now = wl_now_mono();
+		for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++)
+			wl_table_hold_free(c->seg.hdr, c->slot, j, now);
+		wl_unlock(c->seg.hdr);
+	}
+	close(c->sock);
+	wl_seg_unmap(&c->seg);
+	free(c);
+}
+
+int wl_client_fd(const wl_client *c)
+{
+	return c ? c->sock : -EINVAL;
+}

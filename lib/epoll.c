@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The EPOLLWAKEUP hand-off (design.md §3, "Closing the hand-off window"). */
+#include <errno.h>
+#include "wl_client.h"
+
+int wl_epoll_add(int epfd, int fd, uint32_t events, uint64_t data)
+{
+	struct epoll_event ev = { .events = events | EPOLLWAKEUP, .data.u64 = data };
+
+	/* With EPOLLET or EPOLLONESHOT the kernel relaxes the item's wakeup
+	 * source when the event is delivered, not at the next epoll_wait:
+	 * the window we want closed would be open again. */
+	if (events & (EPOLLET | EPOLLONESHOT))
+		return -EINVAL;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		return -errno;
+	return 0;
+}
+
+int wl_epoll_wait(wl_hold *h, int epfd, struct epoll_event *events,
+                  int maxevents, int timeout_ms)
+{
+	int n, r;
+
+	if (!h)
+		return -EINVAL;
+	/*
+	 * Release the previous batch's hold before blocking.  This is safe:
+	 * the kernel's EPOLLWAKEUP source for that batch is still active
+	 * until the epoll_wait() below runs, so the daemon cannot complete a
+	 * wakeup_count handshake in between.
+	 */
+	if (h->epoll_held) {
+		h->epoll_held = 0;
+		wl_hold_release(h);
+	}
+	do
+		n = epoll_wait(epfd, events, maxevents, timeout_ms);
+	while (n < 0 && errno == EINTR && timeout_ms < 0);
+	if (n < 0)
+		return -errno;
+	if (n > 0) {
+		/* Take over from the kernel while its source is still held. */
+		r = wl_hold_acquire(h);
+		if (r < 0)
+			return r;
+		h->epoll_held = 1;
+	}
+	return n;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <string.h>
+#include "wl_shm.h"
+
+/* Names end up in tables, JSON and the deny list: keep them printable
+ * and free of separators used there. */
+int wl_name_check(const char *name)
+{
+	size_t n;
+
+	if (!name || !*name)
+		return -EINVAL;
+	n = strnlen(name, WL_NAME_MAX);
+	if (n >= WL_NAME_MAX)
+		return -ENAMETOOLONG;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)name[i];
+		if (ch <= ' ' || ch >= 0x7f || ch == '"' || ch == '\\' || ch == ',')
+			return -EINVAL;
+	}
+	return 0;
+}

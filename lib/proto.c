@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "wl_proto.h"
+#include "wl_shm.h"
+
+int wl_send_msg(int sock, const void *buf, size_t len, int fd)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (fd >= 0) {
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.buf;
+		mh.msg_controllen = sizeof(cm.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	do
+		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EPROTO;
+}
+
+int wl_recv_msg(int sock, void *buf, size_t len, int *fd)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1,
+		.msg_control = cm.buf, .msg_controllen = sizeof(cm.buf),
+	};
+	ssize_t n;
+
+	if (fd)
+		*fd = -1;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+			int got;
+			memcpy(&got, CMSG_DATA(c), sizeof(int));
+			if (fd && *fd < 0)
+				*fd = got;
+			else
+				close(got);
+		}
+	}
+	if (n == 0)
+		return -ENOTCONN;
+	if ((size_t)n != len || (mh.msg_flags & MSG_TRUNC)) {
+		if (fd && *fd >= 0) {
+			close(*fd);
+			*fd = -1;
+		}
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int wl_connect(const char *path, int timeout_ms)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { .tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000 };
+	int s, r;
+
+	if (!path)
+		path = getenv(WL_SOCKET_ENV);
+	if (!path || !*path)
+		path = WL_DEFAULT_SOCKET;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		wl_set_error("socket path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, path);
+	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -errno;
+	/* A daemon that accepts but never answers must not hang us. */
+	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		r = -errno;
+		close(s);
+		if (r == -ENOENT || r == -ECONNREFUSED) {
+			wl_set_error("wakelockd is not running (nothing listens on %s)", path);
+			return -ENOTCONN;
+		}
+		if (r == -EACCES || r == -EPERM) {
+			wl_set_error("permission denied on %s: only root and members of the "
+			             "daemon's group may keep the system awake", path);
+			return -EACCES;
+		}
+		wl_set_error("cannot connect to %s: %s", path, strerror(-r));
+		return r;
+	}
+	return s;
+}
+
+int wl_request(int sock, uint16_t op, const char *name, struct wl_msg_rep *rep, int *fd)
+{
+	struct wl_msg_req req;
+	int r;
+
+	memset(&req, 0, sizeof(req));
+	req.magic = WL_MSG_MAGIC;
+	req.abi_major = WL_ABI_MAJOR;
+	req.op = op;
+	if (name)
+		strncpy(req.name, name, WL_NAME_MAX - 1);
+	r = wl_send_msg(sock, &req, sizeof(req), -1);
+	if (r < 0) {
+		wl_set_error("cannot talk to wakelockd: %s", strerror(-r));
+		return r == -EPIPE || r == -ECONNRESET ? -ENOTCONN : r;
+	}
+	memset(rep, 0, sizeof(*rep));
+	r = wl_recv_msg(sock, rep, sizeof(*rep), fd);
+	if (r < 0) {
+		wl_set_error("no valid answer from wakelockd: %s", strerror(-r));
+		return r == -ECONNRESET ? -ENOTCONN : r;
+	}
+	if (rep->magic != WL_MSG_MAGIC) {
+		wl_set_error("the socket does not speak the wakelockd protocol");
+		if (fd && *fd >= 0) {
+			close(*fd);
+			*fd = -1;
+		}
+		return -EPROTO;
+	}
+	rep->msg[WL_MSG_TEXT - 1] = 0;
+	if (rep->status < 0) {
+		wl_set_error("%s", rep->msg[0] ? rep->msg : strerror(-rep->status));
+		if (fd && *fd >= 0) {
+			close(*fd);
+			*fd = -1;
+		}
+		return rep->status;
+	}
+	return 0;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Messages on the daemon's Unix socket (SOCK_SEQPACKET: one message per
+ * send, hang-up visible to the daemon the moment the peer dies).  The
+ * connection of a registered client lives as long as the client: its
+ * hang-up is how the daemon learns of the client's death, with an
+ * identity (the connection) that cannot be confused by pid reuse, and
+ * pid/uid taken from SO_PEERCRED so they cannot be forged.
+ */
+#ifndef WL_PROTO_H
+#define WL_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "wakelock.h"
+
+#define WL_DEFAULT_SOCKET "/run/wakelockd/wakelockd.sock"
+#define WL_SOCKET_ENV "WAKELOCK_SOCKET"
+#define WL_MSG_MAGIC 0x4d4b4c57u /* "WLKM" */
+#define WL_MSG_TEXT 192
+
+enum wl_op {
+	WL_OP_REGISTER = 1, /* name = client name; reply carries the segment fd */
+	WL_OP_OBSERVE = 2,  /* read-only use (CLI); reply carries the segment fd */
+	WL_OP_DENY = 3,     /* name = client name to deny */
+	WL_OP_ALLOW = 4,    /* name = client name to allow */
+	WL_OP_RELOAD = 5,   /* re-read the configuration */
+};
+
+struct wl_msg_req {
+	uint32_t magic;
+	uint16_t abi_major;
+	uint16_t op;
+	char name[WL_NAME_MAX];
+};
+
+struct wl_msg_rep {
+	uint32_t magic;
+	int32_t status;          /* 0 or -errno */
+	uint32_t slot;
+	uint32_t abi_major;
+	uint64_t client_id;
+	char msg[WL_MSG_TEXT];   /* why, when status < 0 */
+};
+
+/* Send one message, optionally with a file descriptor (fd < 0: none). */
+int wl_send_msg(int sock, const void *buf, size_t len, int fd);
+/* Receive one message of exactly len bytes; *fd gets a passed descriptor
+ * or -1 (may be NULL to refuse descriptors). */
+int wl_recv_msg(int sock, void *buf, size_t len, int *fd);
+/* Connect to the daemon; path NULL = $WAKELOCK_SOCKET or default. */
+int wl_connect(const char *path, int timeout_ms);
+/* One request/response exchange on a connected socket. */
+int wl_request(int sock, uint16_t op, const char *name, struct wl_msg_rep *rep, int *fd);
+
+/* Per-thread error detail (error.c). */
+void wl_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Layout of the shared segment created by wakelockd and mapped by every
+ * client.  Internal to the project (library, daemon, CLI, tests); the
+ * ABI version below changes whenever this layout does.
+ *
+ * Primary state (written by its owner, never derived):
+ *   hold.depth, hold.deadline   by the client (under the lock)
+ *   slot.state, slot.allowed    by the daemon (under the lock)
+ * Derived state, always recomputable from the primary state, so that a
+ * process killed halfway through an update can be repaired
+ * (EOWNERDEAD -> wl_table_repair):
+ *   hold.active, slot.active, hdr.counter
+ */
+#ifndef WL_SHM_H
+#define WL_SHM_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stddef.h>
+#include "wakelock.h"
+
+#define WL_SHM_MAGIC 0x444b4c57u        /* "WLKD" little-endian */
+#define WL_ABI_MAJOR 1u                 /* incompatible layout changes */
+#define WL_ABI_MINOR 0u                 /* compatible additions */
+#define WL_MAX_CLIENTS 128u
+#define WL_MAX_HOLDS_PER_CLIENT 16u
+#define WL_ERRNO_BUCKETS 8u
+#define WL_WAKE_MAX 128u
+
+enum wl_slot_state { WL_SLOT_FREE = 0, WL_SLOT_LIVE = 1 };
+enum wl_daemon_state {
+	WL_D_STARTING = 0,
+	WL_D_READING,      /* step 1: reading wakeup_count */
+	WL_D_WAITING,      /* step 3: holds present */
+	WL_D_SUSPENDING,   /* steps 5-6 */
+	WL_D_GRACE,        /* awake after resume / backing off */
+	WL_D_STOPPED,
+};
+
+struct wl_shm_hold {
+	char name[WL_NAME_MAX];
+	uint32_t in_use;        /* entry allocated by its client */
+	uint32_t depth;         /* untimed nesting */
+	uint64_t deadline;      /* CLOCK_MONOTONIC ns of a timed hold, 0 = none */
+	uint64_t since;         /* CLOCK_MONOTONIC ns it became active */
+	uint32_t active;        /* derived: depth > 0 || deadline > now */
+	uint32_t pad;
+};
+
+struct wl_shm_slot {
+	uint32_t state;         /* enum wl_slot_state */
+	uint32_t allowed;       /* 0 when denied by policy */
+	uint64_t client_id;     /* assigned by the daemon, never reused */
+	int32_t pid;            /* from SO_PEERCRED, for display */
+	uint32_t uid;
+	char name[WL_NAME_MAX];
+	uint32_t active;        /* derived: number of active holds */
+	uint32_t pad;
+	uint64_t registered_rt; /* CLOCK_REALTIME ns */
+	uint64_t active_since;  /* CLOCK_MONOTONIC ns when active became > 0 */
+	/* statistics, as the kernel keeps them per wakeup source */
+	uint64_t acquire_count;     /* hold activations */
+	uint64_t total_held_ns;     /* time with active > 0 */
+	uint64_t max_held_ns;
+	uint64_t last_acquired_rt;
+	uint64_t prevented_count;   /* suspend attempts it held off */
+	uint64_t denied_count;      /* activations while denied */
+	uint64_t expire_count;      /* timed holds that lapsed */
+	struct wl_shm_hold holds[WL_MAX_HOLDS_PER_CLIENT];
+};
+
+struct wl_errno_count {
+	int32_t err;
+	uint32_t pad;
+	uint64_t count;
+};
+
+struct wl_shm_dstats {
+	uint64_t attempts;        /* writes to /sys/power/state */
+	uint64_t successes;       /* ... that returned 0 */
+	uint64_t aborts;          /* wakeup_count write refused (kernel event) */
+	uint64_t failures;        /* state write failed */
+	uint64_t read_errors;     /* wakeup_count read failed */
+	uint64_t asleep_ns;       /* sum of CLOCK_BOOTTIME - CLOCK_MONOTONIC growth */
+	uint64_t last_asleep_ns;
+	uint64_t last_resume_rt;  /* CLOCK_REALTIME ns */
+	uint64_t waits;           /* cycles that found holds */
+	uint64_t backoff_ms;      /* current backoff, 0 when none */
+	struct wl_errno_count by_errno[WL_ERRNO_BUCKETS];
+	char last_wake[WL_WAKE_MAX]; /* "irq 4; ttyS1" */
+};
+
+struct wl_shm_header {
+	uint32_t magic;
+	uint16_t abi_major;
+	uint16_t abi_minor;
+	uint32_t size;          /* bytes of the whole segment */
+	uint32_t header_size;
+	uint32_t slot_size;
+	uint32_t nslots;
+	uint32_t nholds;
+	int32_t daemon_pid;
+	uint64_t daemon_start_rt;
+	uint32_t gone;          /* set when the daemon exits or is replaced */
+	uint32_t dstate;        /* enum wl_daemon_state */
+
+	pthread_mutex_t lock;   /* robust, process-shared */
+	/*
+	 * The condition "counter may have reached zero / re-evaluate".
+	 * It is a futex word rather than a pthread_cond_t: glibc's condvar
+	 * takes an internal lock inside pthread_cond_broadcast(), and a client
+	 * SIGKILLed there would leave it taken, blocking the next broadcaster
+	 * forever while it holds the mutex.  A sequence word that is bumped
+	 * under the mutex and FUTEX_WAKEd has no such state: death at any
+	 * instruction leaves it usable.  See lib/notify.c.
+	 */
+	uint32_t wake_seq;
+	uint32_t waiters;       /* the daemon is (about to be) asleep on wake_seq */
+
+	uint32_t counter;       /* derived: active holds of live, allowed slots */
+	uint32_t repairs;       /* EOWNERDEAD repairs performed */
+	uint64_t next_deadline; /* earliest timed-hold deadline known, 0 = none */
+	uint64_t next_client_id;
+	struct wl_shm_dstats dstats;
+	uint8_t reserved[256];
+	struct wl_shm_slot slots[];
+};
+
+static inline size_t wl_shm_total_size(uint32_t nslots)
+{
+	return sizeof(struct wl_shm_header) + (size_t)nslots * sizeof(struct wl_shm_slot);
+}
+
+/* A mapped segment. */
+struct wl_seg {
+	struct wl_shm_header *hdr;
+	size_t len;
+	int fd;
+};
+
+/* segment.c */
+int wl_seg_validate(const void *map, size_t maplen);
+int wl_seg_map_fd(int fd, struct wl_seg *seg);   /* takes ownership of fd */
+void wl_seg_unmap(struct wl_seg *seg);
+int wl_seg_init(struct wl_shm_header *hdr, uint32_t nslots);
+
+/* lock.c: lock with EOWNERDEAD repair; never fails except on a corrupt
+ * mutex (-ENOTRECOVERABLE / other errno). */
+int wl_lock(struct wl_shm_header *hdr);
+void wl_unlock(struct wl_shm_header *hdr);
+
+/* notify.c */
+void wl_notify(struct wl_shm_header *hdr);
+/* Called with the lock held; drops it while waiting, retakes it. Returns
+ * 0 on wake/timeout, negative errno if the lock is unrecoverable. */
+int wl_wait(struct wl_shm_header *hdr, uint64_t timeout_ns);
+
+/* table.c: operations on the table; all called with the lock held. */
+uint64_t wl_now_mono(void);
+uint64_t wl_now_real(void);
+void wl_table_repair(struct wl_shm_header *hdr, uint64_t now);
+void wl_table_recount(struct wl_shm_header *hdr, uint64_t now);
+int wl_table_acquire(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
+                     uint64_t timeout_ns, uint64_t now);
+int wl_table_release(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
+                     int all, uint64_t now);
+/* Expire lapsed timed holds; returns the next deadline (0 = none). */
+uint64_t wl_table_expire(struct wl_shm_header *hdr, uint64_t now);
+int wl_table_slot_alloc(struct wl_shm_header *hdr, int32_t pid, uint32_t uid,
+                        const char *name, int allowed, uint64_t *client_id);
+void wl_table_slot_free(struct wl_shm_header *hdr, uint32_t slot, uint64_t now);
+void wl_table_set_allowed(struct wl_shm_header *hdr, uint32_t slot, int allowed,
+                          uint64_t now);
+int wl_table_hold_alloc(struct wl_shm_header *hdr, uint32_t slot, const char *name);
+void wl_table_hold_free(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
+                        uint64_t now);
+
+/* names.c */
+int wl_name_check(const char *name);
+
+#endif

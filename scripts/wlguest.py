@@ -1,0 +1,237 @@
+"""Boot the wakelockd test guest in QEMU and talk to it.
+
+The guest has three serial ports: ttyS0 is the console (QEMU's stdout, where
+the guest prints TAP/KTAP and host requests), ttyS1 is the "modem" (a Unix
+socket the host writes calls into), ttyS2 is the control port (the host
+answers requests there). A QMP socket lets the host wake the guest from S3.
+
+Used by scripts/run-guest (guest test plans) and tests/e2e (the race test).
+"""
+import json
+import os
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+TIMESTAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?')
+REQUEST = re.compile(r'@@HOST (\d+) (.*)$')
+
+
+class GuestError(Exception):
+    pass
+
+
+def qemu_command(kernel, initrd, append, sockdir, memory='512M', smp=2, accel='tcg'):
+    """The QEMU command line: a PC with ACPI S3 and an RTC, three UARTs, QMP."""
+    return [
+        'qemu-system-x86_64', '-machine', f'pc,accel={accel}', '-m', memory,
+        '-smp', str(smp), '-display', 'none', '-monitor', 'none', '-no-reboot',
+        '-rtc', 'base=utc',
+        '-serial', 'stdio',
+        '-serial', f'unix:{sockdir}/modem.sock,server=on,wait=off',
+        '-serial', f'unix:{sockdir}/ctl.sock,server=on,wait=off',
+        '-qmp', f'unix:{sockdir}/qmp.sock,server=on,wait=off',
+        '-kernel', kernel, '-initrd', initrd,
+        '-append', f'console=ttyS0 no_console_suspend panic=-1 {append}'.strip(),
+    ]
+
+
+class Guest:
+    """A running guest. Call poll() in a loop; it returns console lines."""
+
+    def __init__(self, kernel, initrd, append='', log_path=None, accel='tcg',
+                 memory='512M'):
+        self.sockdir = tempfile.mkdtemp(prefix='wlguest-')
+        cmd = qemu_command(kernel, initrd, append, self.sockdir, memory=memory,
+                           accel=accel)
+        self.log = open(log_path, 'w') if log_path else None
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        self.modem = self._connect('modem.sock')
+        self.ctl = self._connect('ctl.sock')
+        self.qmp_sock = self._connect('qmp.sock')
+        self.qmp_buf = b''
+        self._qmp_read_reply()          # greeting
+        self.qmp('qmp_capabilities')
+        self.console_buf = b''
+        self.modem_rx = bytearray()     # bytes the guest sent on ttyS1
+
+    def _connect(self, name):
+        path = os.path.join(self.sockdir, name)
+        deadline = time.monotonic() + 30
+        while True:
+            if self.proc.poll() is not None:
+                out = self.proc.stdout.read().decode(errors='replace')
+                raise GuestError(f'QEMU exited with {self.proc.returncode}: {out[-2000:]}')
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                s.connect(path)
+                return s
+            except OSError:
+                s.close()
+                if time.monotonic() > deadline:
+                    raise GuestError(f'QEMU never opened {path}')
+                time.sleep(0.05)
+
+    # -- QMP ---------------------------------------------------------------
+    def _qmp_read_reply(self):
+        self.qmp_sock.settimeout(10)
+        while True:
+            while b'\n' not in self.qmp_buf:
+                chunk = self.qmp_sock.recv(65536)
+                if not chunk:
+                    raise GuestError('QMP connection closed')
+                self.qmp_buf += chunk
+            line, self.qmp_buf = self.qmp_buf.split(b'\n', 1)
+            msg = json.loads(line)
+            if 'event' not in msg:
+                return msg
+
+    def qmp(self, command, **arguments):
+        req = {'execute': command}
+        if arguments:
+            req['arguments'] = arguments
+        self.qmp_sock.sendall(json.dumps(req).encode() + b'\n')
+        reply = self._qmp_read_reply()
+        if 'error' in reply:
+            raise GuestError(f'QMP {command}: {reply["error"]}')
+        return reply.get('return')
+
+    def status(self):
+        return self.qmp('query-status')['status']
+
+    # -- serial ports --------------------------------------------------------
+    def modem_write(self, data):
+        self.modem.sendall(data)
+
+    def control_write(self, text):
+        self.ctl.sendall(text.encode() + b'\n')
+
+    # -- event loop ----------------------------------------------------------
+    def poll(self, timeout):
+        """Wait up to timeout s; return complete console lines (text) read.
+
+        Also collects what the guest sends on the modem port into modem_rx.
+        Returns None once QEMU has exited and its output is drained.
+        """
+        lines = []
+        rlist = [self.proc.stdout, self.modem]
+        ready, _, _ = select.select(rlist, [], [], max(0.0, timeout))
+        if self.modem in ready:
+            data = self.modem.recv(65536)
+            if data:
+                self.modem_rx += data
+        if self.proc.stdout in ready:
+            data = os.read(self.proc.stdout.fileno(), 65536)
+            if not data:
+                self.proc.wait()
+                if self.console_buf:
+                    lines.append(self._line(self.console_buf))
+                    self.console_buf = b''
+                return lines or None
+            self.console_buf += data
+            while b'\n' in self.console_buf:
+                raw, self.console_buf = self.console_buf.split(b'\n', 1)
+                lines.append(self._line(raw))
+        return lines
+
+    def _line(self, raw):
+        text = raw.decode(errors='replace').rstrip('\r')
+        if self.log:
+            self.log.write(text + '\n')
+            self.log.flush()
+        return TIMESTAMP.sub('', text)
+
+    def close(self):
+        """Always called: QEMU must never outlive its runner."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for s in (self.modem, self.ctl, self.qmp_sock):
+            s.close()
+        if self.log:
+            self.log.close()
+        shutil.rmtree(self.sockdir, ignore_errors=True)
+
+
+class HostActions:
+    """Carries out the "@@HOST id CMD ..." requests guest tests print.
+
+    Commands are documented in tests/guest/lib.sh and docs/harness.md.
+    """
+
+    def __init__(self, guest):
+        self.guest = guest
+        self.pending = []    # [(predicate, action)] checked on every tick
+
+    def request(self, line):
+        m = REQUEST.search(line)
+        if not m:
+            return False
+        rid, words = m.group(1), m.group(2).split()
+        try:
+            self._start(rid, words, ack=True)
+        except (GuestError, ValueError, IndexError, OSError) as e:
+            self.guest.control_write(f'@@NAK {rid} {e}')
+        return True
+
+    def _ack(self, rid, payload=''):
+        self.guest.control_write(f'@@ACK {rid} {payload}'.rstrip())
+
+    def _start(self, rid, words, ack):
+        """Run words now, or schedule them; ack (if asked) once accepted."""
+        cmd, args = words[0], words[1:]
+        g = self.guest
+        if cmd == 'after':
+            due = time.monotonic() + int(args[0]) / 1000
+            self.pending.append((lambda line: time.monotonic() >= due,
+                                 lambda: self._start(rid, args[1:], ack=False)))
+        elif cmd == 'when':
+            pattern, deadline = re.compile(args[0]), time.monotonic() + 60
+            self.pending.append((
+                lambda line: (line is not None and pattern.search(line))
+                or time.monotonic() > deadline,
+                lambda: self._start(rid, args[1:], ack=False)))
+        elif cmd == 'modem-write':
+            g.modem_write(' '.join(args).encode())
+        elif cmd == 'modem-hex':
+            g.modem_write(bytes.fromhex(args[0]))
+        elif cmd == 'wakeup':
+            # Only a suspended guest can be woken: wait until QEMU says so.
+            deadline = time.monotonic() + 60
+            self.pending.append((
+                lambda line: g.status() == 'suspended' or time.monotonic() > deadline,
+                lambda: g.qmp('system_wakeup')))
+        elif cmd == 'modem-read':
+            want, due = int(args[0]), time.monotonic() + int(args[1]) / 1000
+
+            def reply():
+                data = bytes(g.modem_rx[:want])
+                del g.modem_rx[:want]
+                self._ack(rid, data.hex())
+            self.pending.append((
+                lambda line: len(g.modem_rx) >= want or time.monotonic() >= due,
+                reply))
+            return                       # acked by reply()
+        else:
+            raise ValueError(f'unknown host command {cmd!r}')
+        if ack:
+            self._ack(rid)
+
+    def tick(self, line=None):
+        """Fire pending actions whose moment has come (line: a console line)."""
+        for item in list(self.pending):
+            predicate, action = item
+            if predicate(line):
+                self.pending.remove(item)
+                action()

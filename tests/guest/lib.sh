@@ -1,0 +1,57 @@
+# Shared helpers for guest tests (sourced by busybox sh inside the QEMU guest).
+#
+# Host actions: `host CMD ARGS...` prints "@@HOST <id> CMD ARGS" on the console;
+# the runner (scripts/run-guest.py) performs it and answers "@@ACK <id> [data]"
+# on ttyS2, which run-plan keeps open as fd 7. Commands (see docs/harness.md):
+#   host modem-write TEXT            write TEXT (no newline) into ttyS1 now
+#   host modem-hex HEX               write raw bytes into ttyS1 now
+#   host after MS CMD ARGS...        ack at once, run CMD in MS milliseconds
+#   host when REGEX CMD ARGS...      ack at once, run CMD when a console line
+#                                    matches REGEX (one word; give up after 60 s)
+#   host wakeup                      QMP system_wakeup (wakes the guest from S3)
+#   host modem-read N MS             read up to N bytes the guest sent on ttyS1
+#                                    (waits at most MS ms); the ack carries them
+# The answer's payload, if any, is left in $HOST_REPLY.
+
+_host_seq=0
+host() {
+	_host_seq=$((_host_seq + 1))
+	echo "@@HOST $_host_seq $*" >/dev/console
+	while read -r _tag _id HOST_REPLY <&7; do
+		[ "$_tag" = "@@ACK" ] && [ "$_id" = "$_host_seq" ] && return 0
+		[ "$_tag" = "@@NAK" ] && [ "$_id" = "$_host_seq" ] && fail "host refused: $*: $HOST_REPLY"
+	done
+	fail "control port closed while waiting for the host ($*)"
+}
+
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+info() { echo "$*"; }
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', expected '$3'"
+	info "ok: $1 = $2"
+}
+
+# A read of /sys/power/wakeup_count blocks while any wakeup source is active;
+# never read it without a bound. Prints the count, fails after $1 seconds.
+wakeup_count() {
+	timeout "${1:-5}" cat /sys/power/wakeup_count || fail "reading wakeup_count blocked for ${1:-5}s"
+}
+
+suspend_stat() { cat /sys/power/suspend_stats/"$1"; }
+
+# Put ttyS1 (the "modem") in raw mode and open it as fd 3; enable it for wakeup.
+modem_open() {
+	stty -F /dev/ttyS1 raw -echo 115200 || fail "stty on ttyS1"
+	exec 3<>/dev/ttyS1
+	echo enabled >/sys/class/tty/ttyS1/power/wakeup || fail "cannot enable wakeup on ttyS1"
+}
+
+# Let the kernel print its PM debug messages (KERN_DEBUG) on the console: the
+# runner's "when suspend-to-idle" trigger waits for one of them.
+pm_trace_on() {
+	echo 1 >/sys/power/pm_debug_messages || fail "no /sys/power/pm_debug_messages"
+	echo 8 >/proc/sys/kernel/printk
+}
