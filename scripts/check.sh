@@ -24,6 +24,7 @@ stage() { # stage NAME COMMAND...: run, remember a failure
 	fi
 }
 
+stage harness scripts/harness-selftest.sh
 stage unit make --no-print-directory check-unit
 for variant in patched pristine; do
 	stage "kernel-$variant" make --no-print-directory guest-image VARIANT=$variant ||

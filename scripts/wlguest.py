@@ -173,6 +173,7 @@ class HostActions:
     def __init__(self, guest):
         self.guest = guest
         self.pending = []    # [(predicate, action)] checked on every tick
+        self.expired = []    # "when" requests whose pattern never showed
 
     def request(self, line):
         m = REQUEST.search(line)
@@ -198,10 +199,15 @@ class HostActions:
                                  lambda: self._start(rid, args[1:], ack=False)))
         elif cmd == 'when':
             pattern, deadline = re.compile(args[0]), time.monotonic() + 60
+
+            def fire():
+                if time.monotonic() <= deadline:
+                    self._start(rid, args[1:], ack=False)
+                else:
+                    self.expired.append(' '.join(words))
             self.pending.append((
                 lambda line: (line is not None and pattern.search(line))
-                or time.monotonic() > deadline,
-                lambda: self._start(rid, args[1:], ack=False)))
+                or time.monotonic() > deadline, fire))
         elif cmd == 'modem-write':
             g.modem_write(' '.join(args).encode())
         elif cmd == 'modem-hex':

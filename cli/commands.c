@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* list, stats, status, deny/allow/reload. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "../lib/wl_json.h"
+#include "../lib/wl_proto.h"
+#include "cli.h"
+
+static const char *dstate_name(uint32_t s)
+{
+	static const char *const n[] = { "starting", "reading-wakeup-count", "waiting-for-holds",
+	                                 "suspending", "grace", "stopped" };
+	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
+}
+
+static unsigned long long ms(uint64_t ns)
+{
+	return (unsigned long long)(ns / 1000000u);
+}
+
+static int fail(int r)
+{
+	const char *why = wl_last_error();
+
+	fprintf(stderr, "wakelock: %s\n", why[0] ? why : wl_strerror(r));
+	return r == -ENOTCONN ? 3 : 1;
+}
+
+int cmd_list(const struct cli *cli, int all)
+{
+	struct snapshot s;
+	struct wl_shm_header *h;
+	int r = snapshot_take(cli, &s), first = 1, shown = 0;
+
+	if (r < 0)
+		return fail(r);
+	h = s.hdr;
+	if (cli->json)
+		printf("{\"counter\":%u,\"holds\":[", h->counter);
+	else
+		printf("%-20s %7s %6s %-20s %-7s %6s %10s %10s\n", "CLIENT", "PID", "UID", "HOLD",
+		       "STATE", "DEPTH", "HELD_MS", "EXPIRES_MS");
+	for (uint32_t i = 0; i < h->nslots; i++) {
+		struct wl_shm_slot *sl = &h->slots[i];
+
+		if (sl->state != WL_SLOT_LIVE)
+			continue;
+		for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
+			struct wl_shm_hold *ho = &sl->holds[j];
+			const char *st = !ho->active ? "idle" : sl->allowed ? "held" : "denied";
+			unsigned long long held = ho->active ? ms(s.now_mono - ho->since) : 0;
+			long long exp = ho->deadline > s.now_mono ? (long long)ms(ho->deadline - s.now_mono) : -1;
+
+			if (!ho->in_use || (!all && !ho->active))
+				continue;
+			shown++;
+			if (cli->json) {
+				printf("%s{\"client\":", first ? "" : ",");
+				wl_json_str(stdout, sl->name);
+				printf(",\"pid\":%d,\"uid\":%u,\"client_id\":%llu,\"hold\":", sl->pid,
+				       sl->uid, (unsigned long long)sl->client_id);
+				wl_json_str(stdout, ho->name);
+				printf(",\"state\":\"%s\",\"depth\":%u,\"held_ms\":%llu,\"expires_ms\":%lld}",
+				       st, ho->depth, held, exp);
+			} else {
+				char e[24] = "-";
+				if (exp >= 0)
+					snprintf(e, sizeof(e), "%lld", exp);
+				printf("%-20s %7d %6u %-20s %-7s %6u %10llu %10s\n", sl->name, sl->pid,
+				       sl->uid, ho->name, st, ho->depth, held, e);
+			}
+			first = 0;
+		}
+	}
+	if (cli->json)
+		printf("]}\n");
+	else if (!shown)
+		printf("(no %sholds; suspend counter %u)\n", all ? "" : "active ", h->counter);
+	snapshot_free(&s);
+	return 0;
+}
+
+int cmd_stats(const struct cli *cli)
+{
+	struct snapshot s;
+	struct wl_shm_header *h;
+	int r = snapshot_take(cli, &s), first = 1;
+	char nb[16];
+
+	if (r < 0)
+		return fail(r);
+	h = s.hdr;
+	if (cli->json) {
+		printf("{\"daemon\":");
+		wl_json_dstats(stdout, &h->dstats);
+		printf(",\"clients\":[");
+	} else {
+		const struct wl_shm_dstats *d = &h->dstats;
+		printf("Daemon: %llu attempts, %llu successes, %llu aborts (kernel events), "
+		       "%llu failures, %llu read errors\n", (unsigned long long)d->attempts,
+		       (unsigned long long)d->successes, (unsigned long long)d->aborts,
+		       (unsigned long long)d->failures, (unsigned long long)d->read_errors);
+		printf("        asleep %llu ms in total, last %llu ms, woken by: %s\n",
+		       ms(d->asleep_ns), ms(d->last_asleep_ns), d->last_wake[0] ? d->last_wake : "-");
+		for (unsigned i = 0; i < WL_ERRNO_BUCKETS; i++)
+			if (d->by_errno[i].count)
+				printf("        failures %s: %llu\n",
+				       d->by_errno[i].err < 0 ? "other"
+				               : wl_errno_name(d->by_errno[i].err, nb, sizeof(nb)),
+				       (unsigned long long)d->by_errno[i].count);
+		printf("\n%-20s %7s %9s %10s %10s %10s %8s %7s %7s\n", "CLIENT", "PID", "ACQUIRED",
+		       "TOTAL_MS", "MAX_MS", "LAST_AGO_S", "PREVENT", "DENIED", "EXPIRED");
+	}
+	for (uint32_t i = 0; i < h->nslots; i++) {
+		struct wl_shm_slot *sl = &h->slots[i];
+		uint64_t total = sl->total_held_ns, cur = 0;
+		long long ago = -1;
+
+		if (sl->state != WL_SLOT_LIVE)
+			continue;
+		if (sl->active) {
+			/* Count the hold in progress too. */
+			cur = s.now_mono - sl->active_since;
+			total += cur;
+		}
+		if (sl->last_acquired_rt)
+			ago = (long long)((wl_now_real() - sl->last_acquired_rt) / 1000000000u);
+		if (cli->json) {
+			printf("%s{\"name\":", first ? "" : ",");
+			wl_json_str(stdout, sl->name);
+			printf(",\"pid\":%d,\"uid\":%u,\"allowed\":%s,\"active_holds\":%u,"
+			       "\"acquired\":%llu,\"total_held_ms\":%llu,\"max_held_ms\":%llu,"
+			       "\"last_acquired_realtime_ms\":%llu,\"prevented\":%llu,\"denied\":%llu,"
+			       "\"expired\":%llu}", sl->pid, sl->uid, sl->allowed ? "true" : "false",
+			       sl->active, (unsigned long long)sl->acquire_count, ms(total),
+			       ms(cur > sl->max_held_ns ? cur : sl->max_held_ns),
+			       ms(sl->last_acquired_rt), (unsigned long long)sl->prevented_count,
+			       (unsigned long long)sl->denied_count, (unsigned long long)sl->expire_count);
+		} else {
+			printf("%-20s %7d %9llu %10llu %10llu %10lld %8llu %7llu %7llu%s\n", sl->name,
+			       sl->pid, (unsigned long long)sl->acquire_count, ms(total),
+			       ms(cur > sl->max_held_ns ? cur : sl->max_held_ns), ago,
+			       (unsigned long long)sl->prevented_count,
+			       (unsigned long long)sl->denied_count, (unsigned long long)sl->expire_count,
+			       sl->allowed ? "" : "  (denied)");
+		}
+		first = 0;
+	}
+	if (cli->json)
+		printf("],\"kernel\":");
+	kernel_sources_print(cli);
+	if (cli->json)
+		printf("}\n");
+	snapshot_free(&s);
+	return 0;
+}
+
+int cmd_status(const struct cli *cli)
+{
+	struct snapshot s;
+	struct wl_shm_header *h;
+	unsigned clients = 0, holders = 0, denied = 0;
+	int r = snapshot_take(cli, &s);
+
+	if (r < 0)
+		return fail(r);
+	h = s.hdr;
+	for (uint32_t i = 0; i < h->nslots; i++) {
+		if (h->slots[i].state != WL_SLOT_LIVE)
+			continue;
+		clients++;
+		holders += h->slots[i].active > 0;
+		denied += !h->slots[i].allowed;
+	}
+	if (cli->json) {
+		printf("{\"daemon_pid\":%d,\"abi\":\"%u.%u\",\"state\":\"%s\",\"counter\":%u,"
+		       "\"clients\":%u,\"holding\":%u,\"denied\":%u,\"repairs\":%u,"
+		       "\"attempts\":%llu,\"successes\":%llu,\"asleep_ms\":%llu}\n",
+		       h->daemon_pid, h->abi_major, h->abi_minor, dstate_name(h->dstate), h->counter,
+		       clients, holders, denied, h->repairs, (unsigned long long)h->dstats.attempts,
+		       (unsigned long long)h->dstats.successes, ms(h->dstats.asleep_ns));
+	} else {
+		printf("wakelockd pid %d (ABI %u.%u): %s\n", h->daemon_pid, h->abi_major,
+		       h->abi_minor, dstate_name(h->dstate));
+		printf("suspend counter %u; %u clients, %u holding, %u denied\n", h->counter,
+		       clients, holders, denied);
+		printf("%llu suspends of %llu attempts, %llu ms asleep\n",
+		       (unsigned long long)h->dstats.successes,
+		       (unsigned long long)h->dstats.attempts, ms(h->dstats.asleep_ns));
+	}
+	snapshot_free(&s);
+	return 0;
+}
+
+int cmd_policy(const struct cli *cli, int op, const char *name)
+{
+	struct wl_msg_rep rep;
+	int sock = wl_connect(cli->socket, 5000), r;
+
+	if (sock < 0)
+		return fail(sock);
+	r = wl_request(sock, (uint16_t)op, name, &rep, NULL);
+	close(sock);
+	if (r < 0)
+		return fail(r);
+	return 0;
+}

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * wakelockd: start-up, signals, reload and shutdown.  Two threads:
+ *   main  - epoll on the socket (registrations, hang-ups = reaping, CLI
+ *           requests) and a signalfd (SIGTERM/SIGINT stop, SIGHUP reload,
+ *           SIGUSR1 writes the stats file);
+ *   power - the suspend loop (powerloop.c), which may block for long in
+ *           the kernel (wakeup_count read, suspend itself), hence its own
+ *           thread so reaping never waits for it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "daemon.h"
+#include "log.h"
+#include "sdnotify.h"
+#include "segfile.h"
+
+#define IDX_SIGNAL 0xfffffffeu
+
+static void to_params(const struct wld_config *c, struct power_params *p)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->state, sizeof(p->state), "%s", c->state);
+	p->min_awake_ms = c->min_awake_ms;
+	p->backoff_initial_ms = c->backoff_initial_ms;
+	p->backoff_factor = c->backoff_factor;
+	p->backoff_max_ms = c->backoff_max_ms;
+	p->short_suspend_ms = c->short_suspend_ms;
+	snprintf(p->pre_hook, sizeof(p->pre_hook), "%s", c->pre_suspend_hook);
+	snprintf(p->post_hook, sizeof(p->post_hook), "%s", c->post_resume_hook);
+}
+
+/* SIGHUP or `wakelock reload`: all or nothing. */
+int daemon_reload(struct daemon *d)
+{
+	struct wld_config n;
+	struct power_params p;
+	char err[512];
+
+	sd_notify_send("RELOADING=1");
+	if (config_build(d->argc, d->argv, &n, err, sizeof(err)) != CONFIG_OK) {
+		log_error("reload: %s; keeping the previous configuration", err);
+		sd_notify_send("READY=1");
+		return -EINVAL;
+	}
+	if (sysfs_reconfigure(d->be, n.state, n.mem_sleep, n.wake_reasons, err, sizeof(err)) < 0) {
+		log_error("reload: %s; keeping the previous configuration", err);
+		sysfs_reconfigure(d->be, d->cfg.state, d->cfg.mem_sleep, d->cfg.wake_reasons,
+		                  err, sizeof(err));
+		sd_notify_send("READY=1");
+		return -EINVAL;
+	}
+	if (strcmp(n.root, d->cfg.root) || strcmp(n.run_dir, d->cfg.run_dir) ||
+	    strcmp(n.shm_path, d->cfg.shm_path) || strcmp(n.group, d->cfg.group) ||
+	    n.use_syslog != d->cfg.use_syslog)
+		log_warn("reload: paths, group and log target change only on restart");
+	/* Keep what cannot change at run time. */
+	memcpy(n.root, d->cfg.root, sizeof(n.root));
+	memcpy(n.run_dir, d->cfg.run_dir, sizeof(n.run_dir));
+	memcpy(n.shm_path, d->cfg.shm_path, sizeof(n.shm_path));
+	memcpy(n.group, d->cfg.group, sizeof(n.group));
+	n.gid = d->cfg.gid;
+	n.have_gid = d->cfg.have_gid;
+	n.use_syslog = d->cfg.use_syslog;
+	n.foreground = d->cfg.foreground;
+	d->cfg = n;
+	log_set_level(n.log_level);
+	to_params(&n, &p);
+	powerloop_set_params(&d->pl, &p);
+	server_apply_policy(d);
+	log_info("configuration reloaded (state %s, min_awake %u ms, %u denied)", n.state,
+	         n.min_awake_ms, n.ndeny);
+	sd_notify_send("READY=1");
+	return 0;
+}
+
+static void after_cycle(struct powerloop *pl, void *arg)
+{
+	struct daemon *d = arg;
+
+	(void)pl;
+	stats_write_file(d->cfg.stats_file, d->seg.hdr);
+}
+
+static void *power_main(void *arg)
+{
+	struct daemon *d = arg;
+	sigset_t ss;
+	int r;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGUSR2);
+	pthread_sigmask(SIG_UNBLOCK, &ss, NULL);
+	sysfs_set_thread(d->be);
+	r = powerloop_run(&d->pl);
+	if (r < 0) {
+		log_error("power loop failed: %s; stopping", strerror(-r));
+		kill(getpid(), SIGTERM);
+	}
+	return NULL;
+}
+
+/* One instance per run directory: an flock()ed pid file. */
+static int lock_pidfile(struct daemon *d, char *err, size_t errlen)
+{
+	char buf[32];
+	int n;
+
+	snprintf(d->pid_path, sizeof(d->pid_path), "%s/wakelockd.pid", d->cfg.run_dir);
+	d->pid_fd = open(d->pid_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (d->pid_fd < 0) {
+		snprintf(err, errlen, "%s: %s", d->pid_path, strerror(errno));
+		return -errno;
+	}
+	if (flock(d->pid_fd, LOCK_EX | LOCK_NB) < 0) {
+		n = (int)pread(d->pid_fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = 0;
+		buf[strcspn(buf, "\n")] = 0;
+		snprintf(err, errlen, "another wakelockd is running (pid %s, lock %s)",
+		         buf[0] ? buf : "?", d->pid_path);
+		close(d->pid_fd);
+		d->pid_fd = -1;
+		return -EEXIST;
+	}
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(d->pid_fd, 0) < 0 || pwrite(d->pid_fd, buf, (size_t)n, 0) < 0)
+		log_warn("cannot write %s", d->pid_path);
+	return 0;
+}
+
+/* Detach, but let the parent exit only once we are ready (or failed), so
+ * `wakelockd && wakelock status` works. */
+static int daemonize(int *ready_fd)
+{
+	int p[2];
+	char c = 1;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(p[1]);
+		_exit(read(p[0], &c, 1) == 1 && c == 0 ? 0 : 1);
+	}
+	close(p[0]);
+	setsid();
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		close(null);
+	}
+	*ready_fd = p[1];
+	return 0;
+}
+
+static void ready(int *ready_fd)
+{
+	char c = 0;
+
+	sd_notify_send("READY=1\nSTATUS=waiting for holds to clear");
+	if (*ready_fd >= 0) {
+		if (write(*ready_fd, &c, 1) < 0) { /* parent gone: nothing to tell */ }
+		close(*ready_fd);
+		*ready_fd = -1;
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, 2);
+			close(null);
+		}
+	}
+}
+
+static int start(struct daemon *d, char *err, size_t errlen)
+{
+	struct power_params p;
+	sigset_t ss;
+	int r;
+
+	if (mkdir(d->cfg.run_dir, 0755) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", d->cfg.run_dir, strerror(errno));
+		return -errno;
+	}
+	r = lock_pidfile(d, err, errlen);
+	if (r < 0)
+		return r;
+	r = sysfs_open(d->cfg.root[0] ? d->cfg.root : "/", d->cfg.state, d->cfg.mem_sleep,
+	               d->cfg.wake_reasons, &d->be, err, errlen);
+	if (r < 0)
+		return r;
+	r = segfile_create(d->cfg.shm_path, d->cfg.gid, d->cfg.have_gid, &d->seg, err, errlen);
+	if (r < 0)
+		return r;
+	d->clk = real_clock_new();
+	if (!d->clk)
+		return -ENOMEM;
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
+	sigaddset(&ss, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &ss, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d->sig_fd = signalfd(-1, &ss, SFD_CLOEXEC | SFD_NONBLOCK);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sig_fd < 0 || d->epfd < 0) {
+		snprintf(err, errlen, "signalfd/epoll: %s", strerror(errno));
+		return -errno;
+	}
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = IDX_SIGNAL };
+	epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sig_fd, &ev);
+	r = server_open(d, err, errlen);
+	if (r < 0)
+		return r;
+
+	to_params(&d->cfg, &p);
+	powerloop_init(&d->pl, d->seg.hdr, d->be, d->clk, &p);
+	d->pl.after_cycle = after_cycle;
+	d->pl.arg = d;
+	r = pthread_create(&d->power_thread, NULL, power_main, d);
+	if (r) {
+		snprintf(err, errlen, "pthread_create: %s", strerror(r));
+		return -r;
+	}
+	return 0;
+}
+
+static void stop(struct daemon *d)
+{
+	struct timespec ts;
+
+	sd_notify_send("STOPPING=1");
+	powerloop_request_stop(&d->pl);
+	/* The power thread may sit in a blocking read of wakeup_count: keep
+	 * interrupting it until it has left. */
+	for (;;) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (pthread_timedjoin_np(d->power_thread, NULL, &ts) == 0)
+			break;
+		powerloop_request_stop(&d->pl);
+	}
+	stats_write_file(d->cfg.stats_file, d->seg.hdr);
+	server_close(d);
+	segfile_retire(d->cfg.shm_path, &d->seg);
+	powerloop_destroy(&d->pl);
+	real_clock_free(d->clk);
+	sysfs_close(d->be);
+	unlink(d->pid_path);
+	close(d->pid_fd);
+}
+
+/* Returns 1 to stop. */
+static int on_signal(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sig_fd, &si, sizeof(si)) == sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGTERM:
+		case SIGINT:
+			log_info("signal %d: stopping", (int)si.ssi_signo);
+			return 1;
+		case SIGHUP:
+			daemon_reload(d);
+			break;
+		case SIGUSR1:
+			stats_write_file(d->cfg.stats_file, d->seg.hdr);
+			break;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct daemon d;
+	char err[512];
+	int ready_fd = -1, r;
+
+	d.argc = argc;
+	d.argv = argv;
+	d.listen_fd = d.epfd = d.sig_fd = d.pid_fd = -1;
+	r = config_build(argc, argv, &d.cfg, err, sizeof(err));
+	if (r == CONFIG_EXIT)
+		return 0;
+	if (r != CONFIG_OK) {
+		fprintf(stderr, "wakelockd: %s\n", err);
+		return 2;
+	}
+	if (d.cfg.check_only) {
+		printf("configuration OK\n");
+		return 0;
+	}
+	log_setup(d.cfg.log_level, d.cfg.use_syslog);
+	if (!d.cfg.foreground && daemonize(&ready_fd) < 0) {
+		fprintf(stderr, "wakelockd: cannot detach: %s\n", strerror(errno));
+		return 1;
+	}
+	r = start(&d, err, sizeof(err));
+	if (r < 0) {
+		log_error("cannot start: %s", err);
+		if (d.pid_fd >= 0 && r != -EEXIST)
+			unlink(d.pid_path);
+		return 1;
+	}
+	log_info("running: state %s%s%s, socket %s, segment %s", d.cfg.state,
+	         d.cfg.mem_sleep[0] ? "/" : "", d.cfg.mem_sleep, d.sock_path, d.cfg.shm_path);
+	ready(&ready_fd);
+
+	for (;;) {
+		struct epoll_event evs[32];
+		int n = epoll_wait(d.epfd, evs, 32, -1);
+
+		if (n < 0 && errno != EINTR) {
+			log_error("epoll_wait: %s", strerror(errno));
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			if (evs[i].data.u32 == IDX_SIGNAL) {
+				if (on_signal(&d))
+					goto out;
+			} else {
+				server_event(&d, evs[i].data.u32, evs[i].events);
+			}
+		}
+	}
+out:
+	stop(&d);
+	log_info("stopped");
+	return 0;
+}

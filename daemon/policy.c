@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <string.h>
+#include "policy.h"
+
+static int find(char (*list)[WL_NAME_MAX], unsigned n, const char *name)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(list[i], name))
+			return (int)i;
+	return -1;
+}
+
+static void drop(char (*list)[WL_NAME_MAX], unsigned *n, const char *name)
+{
+	int i = find(list, *n, name);
+
+	if (i >= 0) {
+		memmove(list[i], list[i + 1], (size_t)(*n - (unsigned)i - 1) * WL_NAME_MAX);
+		(*n)--;
+	}
+}
+
+static int add(char (*list)[WL_NAME_MAX], unsigned *n, const char *name)
+{
+	if (find(list, *n, name) >= 0)
+		return 0;
+	if (*n >= WLD_MAX_DENY)
+		return -ENOSPC;
+	strncpy(list[*n], name, WL_NAME_MAX - 1);
+	list[*n][WL_NAME_MAX - 1] = 0;
+	(*n)++;
+	return 0;
+}
+
+int policy_denied(const struct policy *p, const struct wld_config *cfg, const char *name)
+{
+	if (find((char (*)[WL_NAME_MAX])p->allow, p->nallow, name) >= 0)
+		return 0;
+	return config_is_denied(cfg, name) ||
+	       find((char (*)[WL_NAME_MAX])p->deny, p->ndeny, name) >= 0;
+}
+
+int policy_deny(struct policy *p, const char *name)
+{
+	drop(p->allow, &p->nallow, name);
+	return add(p->deny, &p->ndeny, name);
+}
+
+int policy_allow(struct policy *p, const char *name)
+{
+	drop(p->deny, &p->ndeny, name);
+	return add(p->allow, &p->nallow, name);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the power loop needs from the kernel and from time, as two small
+ * interfaces, so the loop runs unchanged against /sys/power (sysfs.c)
+ * or an in-process fake of the kernel's rules (tests/unit/fake_power.c).
+ */
+#ifndef WLD_POWER_H
+#define WLD_POWER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct power_backend {
+	/* Step 1: may block while kernel events are in progress; -EINTR
+	 * when interrupted (stop requested). */
+	int (*read_count)(struct power_backend *be, unsigned *count);
+	/* Step 5: -EINVAL when the count is stale or events are in progress. */
+	int (*write_count)(struct power_backend *be, unsigned count);
+	/* Step 6: enter the sleep state ("freeze", "mem", "disk"); returns
+	 * on resume; 0 or -errno. */
+	int (*suspend)(struct power_backend *be, const char *state);
+	/* Optional: called just before suspend() / after it returned 0. */
+	void (*before_suspend)(struct power_backend *be);
+	void (*wake_reason)(struct power_backend *be, char *buf, size_t len);
+	/* Make a blocked read_count() return -EINTR (called from another thread). */
+	void (*interrupt)(struct power_backend *be);
+};
+
+struct power_clock {
+	uint64_t (*mono_ns)(struct power_clock *clk);
+	uint64_t (*boot_ns)(struct power_clock *clk);
+	/* Sleep ns; returns early with -EINTR after wake(). */
+	int (*sleep_ns)(struct power_clock *clk, uint64_t ns);
+	void (*wake)(struct power_clock *clk);
+};
+
+/* The real clock (clock.c): CLOCK_MONOTONIC / CLOCK_BOOTTIME. */
+struct power_clock *real_clock_new(void);
+void real_clock_free(struct power_clock *clk);
+
+/* sysfs.c */
+struct sysfs_backend;
+int sysfs_open(const char *root, const char *state, const char *mem_sleep, int wake_reasons,
+               struct power_backend **out, char *err, size_t errlen);
+/* After a reload: check the state is offered, select mem_sleep. */
+int sysfs_reconfigure(struct power_backend *be, const char *state, const char *mem_sleep,
+                      int wake_reasons, char *err, size_t errlen);
+void sysfs_close(struct power_backend *be);
+/* The thread that may block in read_count (for interrupt()). */
+void sysfs_set_thread(struct power_backend *be);
+
+#endif

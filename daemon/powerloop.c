@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The power manager's loop (design.md §3):
+ *   1 read wakeup_count   2 lock   3 wait while the counter is nonzero
+ *   4 unlock              5 write the count back (failed: back to 1)
+ *   6 suspend, back to 1
+ * with one deliberate change: steps 5 and 6 run with the lock still held
+ * and step 4 moves after them.  Reason (Android's lesson): if we unlocked
+ * after seeing zero, a client could take a hold between our check and the
+ * write to /sys/power/state and the system would suspend under it,
+ * silently.  Holding the lock makes such a client block in its acquire
+ * until the suspend attempt is over; its acquire returns only when the
+ * system is awake again, so no hold is ever reported taken while the
+ * system goes to sleep.  The cost is that acquires block for the length
+ * of one suspend entry (they would be frozen anyway).
+ */
+#include <errno.h>
+#include <string.h>
+#include "log.h"
+#include "powerloop.h"
+
+#define SAFETY_WAIT_NS 1000000000ull  /* re-check at least every second */
+
+void powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr, struct power_backend *be,
+                    struct power_clock *clk, const struct power_params *p)
+{
+	memset(pl, 0, sizeof(*pl));
+	pl->hdr = hdr;
+	pl->be = be;
+	pl->clk = clk;
+	pl->params = *p;
+	pthread_mutex_init(&pl->plock, NULL);
+	backoff_init(&pl->bo, p->backoff_initial_ms, p->backoff_factor, p->backoff_max_ms);
+}
+
+void powerloop_destroy(struct powerloop *pl)
+{
+	pthread_mutex_destroy(&pl->plock);
+}
+
+void powerloop_set_params(struct powerloop *pl, const struct power_params *p)
+{
+	pthread_mutex_lock(&pl->plock);
+	pl->pending = *p;
+	pl->have_pending = 1;
+	pthread_mutex_unlock(&pl->plock);
+}
+
+static void take_params(struct powerloop *pl)
+{
+	pthread_mutex_lock(&pl->plock);
+	if (pl->have_pending) {
+		pl->params = pl->pending;
+		pl->have_pending = 0;
+		pl->bo.initial_ms = pl->params.backoff_initial_ms;
+		pl->bo.factor = pl->params.backoff_factor ? pl->params.backoff_factor : 1;
+		pl->bo.max_ms = pl->params.backoff_max_ms;
+		if (pl->bo.cur_ms > pl->bo.max_ms)
+			pl->bo.cur_ms = pl->bo.max_ms;
+	}
+	pthread_mutex_unlock(&pl->plock);
+}
+
+static int stopping(struct powerloop *pl)
+{
+	return __atomic_load_n(&pl->stop, __ATOMIC_ACQUIRE);
+}
+
+static void set_dstate(struct powerloop *pl, enum wl_daemon_state s)
+{
+	__atomic_store_n(&pl->hdr->dstate, s, __ATOMIC_RELAXED);
+}
+
+/* Count a failure by errno (lock held). */
+static void count_errno(struct wl_shm_dstats *st, int err)
+{
+	unsigned i;
+
+	for (i = 0; i < WL_ERRNO_BUCKETS - 1; i++) {
+		if (st->by_errno[i].err == err || st->by_errno[i].count == 0)
+			break;
+	}
+	/* The last bucket collects whatever did not fit (err = -1). */
+	if (i == WL_ERRNO_BUCKETS - 1 && st->by_errno[i].err != err)
+		err = -1;
+	st->by_errno[i].err = err;
+	st->by_errno[i].count++;
+}
+
+static void backoff_sleep(struct powerloop *pl)
+{
+	uint64_t ms = backoff_next(&pl->bo);
+
+	__atomic_store_n(&pl->hdr->dstats.backoff_ms, ms, __ATOMIC_RELAXED);
+	set_dstate(pl, WL_D_GRACE);
+	log_debug("backing off %llu ms", (unsigned long long)ms);
+	pl->clk->sleep_ns(pl->clk, ms * 1000000u);
+}
+
+/* Step 3 (lock held): wait until no allowed hold is active, expiring timed
+ * holds on the way.  Returns 0, 1 when stopping, <0 on lock failure. */
+static int wait_for_zero(struct powerloop *pl)
+{
+	struct wl_shm_header *hdr = pl->hdr;
+	int counted = 0, r;
+
+	for (;;) {
+		uint64_t now, next, timeout;
+
+		if (stopping(pl))
+			return 1;
+		now = wl_now_mono();
+		next = wl_table_expire(hdr, now);
+		if (hdr->counter == 0)
+			return 0;
+		if (!counted) {
+			/* Credit every holder with this prevented attempt once. */
+			for (uint32_t i = 0; i < hdr->nslots; i++) {
+				struct wl_shm_slot *s = &hdr->slots[i];
+				if (s->state == WL_SLOT_LIVE && s->allowed && s->active)
+					s->prevented_count++;
+			}
+			hdr->dstats.waits++;
+			counted = 1;
+			set_dstate(pl, WL_D_WAITING);
+		}
+		timeout = SAFETY_WAIT_NS;
+		if (next && next - now < timeout)
+			timeout = next - now;
+		r = wl_wait(hdr, timeout);
+		if (r < 0)
+			return r;
+	}
+}
+
+int powerloop_cycle(struct powerloop *pl)
+{
+	struct wl_shm_header *hdr = pl->hdr;
+	struct power_params *p = &pl->params;
+	uint64_t m0, b0, m1, b1, asleep = 0;
+	unsigned count;
+	int r, sr;
+
+	take_params(pl);
+	if (stopping(pl))
+		return 1;
+
+	/* 1. Blocks while the kernel has wakeup events in progress. */
+	set_dstate(pl, WL_D_READING);
+	r = pl->be->read_count(pl->be, &count);
+	if (stopping(pl))
+		return 1;
+	if (r == -EINTR)
+		return 0;
+	if (r < 0) {
+		log_error("reading wakeup_count: %s", strerror(-r));
+		if (wl_lock(hdr) == 0) {
+			hdr->dstats.read_errors++;
+			wl_unlock(hdr);
+		}
+		backoff_sleep(pl);
+		return 0;
+	}
+
+	/* 2, 3. */
+	r = wl_lock(hdr);
+	if (r < 0)
+		return r;
+	r = wait_for_zero(pl);
+	if (r) {
+		if (r > 0)
+			wl_unlock(hdr);
+		return r;
+	}
+	if (p->pre_hook[0]) {
+		/* Hooks may take holds: never run them under the lock.  Re-check
+		 * afterwards; events they cause make step 5 fail, as they should. */
+		wl_unlock(hdr);
+		run_hook(p->pre_hook, "pre-suspend");
+		r = wl_lock(hdr);
+		if (r < 0)
+			return r;
+		if (hdr->counter || stopping(pl)) {
+			wl_unlock(hdr);
+			return stopping(pl);
+		}
+	}
+
+	/* 5. Still under the lock (see the top of this file). */
+	r = pl->be->write_count(pl->be, count);
+	if (r == -EINVAL) {
+		/* A kernel event happened since step 1 (or one is in progress):
+		 * this is the handshake doing its job.  Retry at once; step 1
+		 * blocks for as long as the event needs. */
+		hdr->dstats.aborts++;
+		wl_unlock(hdr);
+		log_debug("wakeup_count %u stale, retrying", count);
+		return 0;
+	}
+	if (r < 0) {
+		/* EBUSY here means kernel autosleep is active: not ours to fight. */
+		hdr->dstats.failures++;
+		count_errno(&hdr->dstats, -r);
+		wl_unlock(hdr);
+		log_error("writing wakeup_count: %s%s", strerror(-r),
+		          r == -EBUSY ? " (kernel autosleep is active?)" : "");
+		backoff_sleep(pl);
+		return 0;
+	}
+	/* The stop flag is set under the lock, so this check is exact: no
+	 * suspend starts once a stop was requested. */
+	if (stopping(pl)) {
+		wl_unlock(hdr);
+		return 1;
+	}
+
+	/* 6. */
+	set_dstate(pl, WL_D_SUSPENDING);
+	if (pl->be->before_suspend)
+		pl->be->before_suspend(pl->be);
+	hdr->dstats.attempts++;
+	m0 = pl->clk->mono_ns(pl->clk);
+	b0 = pl->clk->boot_ns(pl->clk);
+	sr = pl->be->suspend(pl->be, p->state);
+	m1 = pl->clk->mono_ns(pl->clk);
+	b1 = pl->clk->boot_ns(pl->clk);
+	/* Time asleep: CLOCK_BOOTTIME runs during suspend, MONOTONIC does not. */
+	if (b1 - m1 > b0 - m0)
+		asleep = (b1 - m1) - (b0 - m0);
+	if (sr == 0) {
+		hdr->dstats.successes++;
+		hdr->dstats.asleep_ns += asleep;
+		hdr->dstats.last_asleep_ns = asleep;
+		hdr->dstats.last_resume_rt = wl_now_real();
+		if (pl->be->wake_reason)
+			pl->be->wake_reason(pl->be, hdr->dstats.last_wake, WL_WAKE_MAX);
+	} else {
+		hdr->dstats.failures++;
+		count_errno(&hdr->dstats, -sr);
+	}
+	/* 4. */
+	wl_unlock(hdr);
+
+	if (sr == 0)
+		log_debug("resumed after %llu ms asleep (%s)",
+		          (unsigned long long)(asleep / 1000000u), hdr->dstats.last_wake);
+	else
+		log_warn("suspend to %s failed: %s", p->state, strerror(-sr));
+	if (pl->after_cycle)
+		pl->after_cycle(pl, pl->arg);
+	if (sr == 0 && p->post_hook[0])
+		run_hook(p->post_hook, "post-resume");
+
+	if (sr < 0 || (p->short_suspend_ms && asleep < (uint64_t)p->short_suspend_ms * 1000000u)) {
+		backoff_sleep(pl);
+	} else {
+		backoff_reset(&pl->bo);
+		__atomic_store_n(&hdr->dstats.backoff_ms, 0, __ATOMIC_RELAXED);
+		if (p->min_awake_ms) {
+			/* Grace period: let user space react to whatever woke us. */
+			set_dstate(pl, WL_D_GRACE);
+			pl->clk->sleep_ns(pl->clk, (uint64_t)p->min_awake_ms * 1000000u);
+		}
+	}
+	return stopping(pl);
+}
+
+int powerloop_run(struct powerloop *pl)
+{
+	int r;
+
+	while ((r = powerloop_cycle(pl)) == 0)
+		;
+	set_dstate(pl, WL_D_STOPPED);
+	return r > 0 ? 0 : r;
+}
+
+void powerloop_request_stop(struct powerloop *pl)
+{
+	if (wl_lock(pl->hdr) == 0) {
+		__atomic_store_n(&pl->stop, 1, __ATOMIC_RELEASE);
+		wl_notify(pl->hdr);
+		wl_unlock(pl->hdr);
+	} else {
+		__atomic_store_n(&pl->stop, 1, __ATOMIC_RELEASE);
+	}
+	if (pl->be->interrupt)
+		pl->be->interrupt(pl->be);
+	pl->clk->wake(pl->clk);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef WLD_POWERLOOP_H
+#define WLD_POWERLOOP_H
+
+#include <limits.h>
+#include <pthread.h>
+#include "../lib/wl_shm.h"
+#include "backoff.h"
+#include "power.h"
+
+struct power_params {
+	char state[8];
+	unsigned min_awake_ms;
+	unsigned backoff_initial_ms, backoff_factor, backoff_max_ms;
+	unsigned short_suspend_ms;
+	char pre_hook[PATH_MAX], post_hook[PATH_MAX];
+};
+
+struct powerloop {
+	struct wl_shm_header *hdr;
+	struct power_backend *be;
+	struct power_clock *clk;
+	pthread_mutex_t plock;          /* guards pending */
+	struct power_params params;     /* used by the loop thread only */
+	struct power_params pending;
+	int have_pending;
+	struct backoff bo;
+	int stop;                       /* set under the segment lock */
+	/* Called by the loop thread after each suspend attempt (stats file). */
+	void (*after_cycle)(struct powerloop *pl, void *arg);
+	void *arg;
+};
+
+void powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr, struct power_backend *be,
+                    struct power_clock *clk, const struct power_params *p);
+void powerloop_destroy(struct powerloop *pl);
+/* Takes effect at the start of the next cycle (any thread). */
+void powerloop_set_params(struct powerloop *pl, const struct power_params *p);
+/* One cycle of the loop: 0 to go on, 1 when stopping, <0 on a fatal error. */
+int powerloop_cycle(struct powerloop *pl);
+/* Cycles until stopped; returns 0 or the fatal error. */
+int powerloop_run(struct powerloop *pl);
+/* Any thread: no suspend starts after this returns. */
+void powerloop_request_stop(struct powerloop *pl);
+
+/* hooks.c: run a hook program with WAKELOCKD_PHASE=phase; 0 or -errno/status. */
+int run_hook(const char *path, const char *phase);
+
+#endif

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon's socket: registration (identity from SO_PEERCRED, access
+ * check), reaping on hang-up, and the deny/allow/reload requests of the
+ * CLI.  Runs in the main thread's epoll loop.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "../lib/wl_proto.h"
+#include "daemon.h"
+#include "log.h"
+
+#define IDX_LISTEN 0xffffffffu
+
+int server_open(struct daemon *d, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = IDX_LISTEN };
+
+	for (unsigned i = 0; i < WLD_MAX_CONNS; i++)
+		d->conns[i].fd = -1;
+	snprintf(d->sock_path, sizeof(d->sock_path), "%s/wakelockd.sock", d->cfg.run_dir);
+	if (strlen(d->sock_path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "socket path too long: %s", d->sock_path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, d->sock_path);
+	d->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (d->listen_fd < 0)
+		goto fail;
+	/* We hold the pid-file lock, so a socket file left here is stale. */
+	unlink(d->sock_path);
+	if (bind(d->listen_fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto fail;
+	if ((d->cfg.have_gid && chown(d->sock_path, (uid_t)-1, d->cfg.gid) < 0) ||
+	    chmod(d->sock_path, d->cfg.have_gid ? 0660 : 0600) < 0)
+		goto fail;
+	if (listen(d->listen_fd, 128) < 0)
+		goto fail;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->listen_fd, &ev) < 0)
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, errlen, "socket %s: %s", d->sock_path, strerror(errno));
+	return -errno;
+}
+
+/* Root, the daemon's own user, or the configured group (primary or
+ * supplementary, as the kernel saw them at connect time). */
+static int peer_allowed(struct daemon *d, int fd, struct ucred *uc, char *why, size_t len)
+{
+	gid_t groups[256];
+	socklen_t glen = sizeof(groups);
+
+	if (uc->uid == 0 || uc->uid == geteuid())
+		return 1;
+	if (d->cfg.have_gid) {
+		if (uc->gid == d->cfg.gid)
+			return 1;
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) == 0) {
+			for (unsigned i = 0; i < glen / sizeof(gid_t); i++)
+				if (groups[i] == d->cfg.gid)
+					return 1;
+		}
+		snprintf(why, len, "uid %u is not root and not in group '%s': blocking suspend "
+		         "is reserved to that group", (unsigned)uc->uid, d->cfg.group);
+	} else {
+		snprintf(why, len, "uid %u is not root: blocking suspend is reserved to root "
+		         "(no group configured)", (unsigned)uc->uid);
+	}
+	return 0;
+}
+
+static void do_accept(struct daemon *d)
+{
+	for (;;) {
+		struct ucred uc;
+		socklen_t ul = sizeof(uc);
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
+		struct conn *c = NULL;
+		int fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		unsigned i;
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EINTR)
+				log_warn("accept: %s", strerror(errno));
+			return;
+		}
+		for (i = 0; i < WLD_MAX_CONNS; i++) {
+			if (d->conns[i].fd < 0) {
+				c = &d->conns[i];
+				break;
+			}
+		}
+		if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0) {
+			log_warn("refusing connection: %s", c ? strerror(errno) : "too many");
+			close(fd);
+			continue;
+		}
+		memset(c, 0, sizeof(*c));
+		c->fd = fd;
+		c->slot = -1;
+		c->pid = uc.pid;
+		c->uid = uc.uid;
+		c->allowed = peer_allowed(d, fd, &uc, c->why, sizeof(c->why));
+		ev.data.u32 = i;
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			close(fd);
+			c->fd = -1;
+		}
+	}
+}
+
+/* The peer hung up (exited, crashed, closed): drop its holds now. */
+static void conn_close(struct daemon *d, struct conn *c)
+{
+	if (c->slot >= 0) {
+		struct wl_shm_header *hdr = d->seg.hdr;
+
+		if (wl_lock(hdr) == 0) {
+			log_debug("client %s (pid %d) gone, reaping", hdr->slots[c->slot].name,
+			          (int)c->pid);
+			wl_table_slot_free(hdr, (uint32_t)c->slot, wl_now_mono());
+			wl_unlock(hdr);
+		}
+	}
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	c->fd = -1;
+	c->slot = -1;
+}
+
+static void reply(struct conn *c, int status, uint32_t slot, uint64_t id, int fd,
+                  const char *msg)
+{
+	struct wl_msg_rep rep;
+
+	memset(&rep, 0, sizeof(rep));
+	rep.magic = WL_MSG_MAGIC;
+	rep.status = status;
+	rep.slot = slot;
+	rep.abi_major = WL_ABI_MAJOR;
+	rep.client_id = id;
+	if (msg)
+		snprintf(rep.msg, sizeof(rep.msg), "%s", msg);
+	wl_send_msg(c->fd, &rep, sizeof(rep), fd);
+}
+
+static void do_register(struct daemon *d, struct conn *c, const char *name)
+{
+	struct wl_shm_header *hdr = d->seg.hdr;
+	uint64_t id = 0;
+	int denied, r;
+
+	if (c->slot >= 0) {
+		reply(c, -EALREADY, 0, 0, -1, "already registered on this connection");
+		return;
+	}
+	if (wl_name_check(name) < 0) {
+		reply(c, -EINVAL, 0, 0, -1, "invalid client name");
+		return;
+	}
+	denied = policy_denied(&d->pol, &d->cfg, name);
+	r = wl_lock(hdr);
+	if (r == 0) {
+		r = wl_table_slot_alloc(hdr, c->pid, c->uid, name, !denied, &id);
+		wl_unlock(hdr);
+	}
+	if (r < 0) {
+		reply(c, r, 0, 0, -1, r == -ENOSPC ? "client table full" : strerror(-r));
+		return;
+	}
+	c->slot = r;
+	log_debug("client %s registered (pid %d, uid %u, slot %d%s)", name, (int)c->pid,
+	          (unsigned)c->uid, r, denied ? ", denied" : "");
+	reply(c, 0, (uint32_t)r, id, d->seg.fd, NULL);
+}
+
+static void do_policy(struct daemon *d, struct conn *c, int deny, const char *name)
+{
+	int r;
+
+	if (wl_name_check(name) < 0) {
+		reply(c, -EINVAL, 0, 0, -1, "invalid client name");
+		return;
+	}
+	r = deny ? policy_deny(&d->pol, name) : policy_allow(&d->pol, name);
+	if (r < 0) {
+		reply(c, r, 0, 0, -1, "policy list full");
+		return;
+	}
+	log_info("%s %s", deny ? "denying" : "allowing", name);
+	server_apply_policy(d);
+	reply(c, 0, 0, 0, -1, NULL);
+}
+
+static void do_request(struct daemon *d, struct conn *c, uint32_t events)
+{
+	struct wl_msg_req req;
+	int r = wl_recv_msg(c->fd, &req, sizeof(req), NULL);
+
+	/* wl_recv_msg reports EAGAIN (non-blocking socket) as -ETIMEDOUT. */
+	if (r == -ETIMEDOUT && !(events & (EPOLLHUP | EPOLLERR)))
+		return;
+	if (r < 0) {
+		conn_close(d, c);
+		return;
+	}
+	req.name[WL_NAME_MAX - 1] = 0;
+	if (req.magic != WL_MSG_MAGIC) {
+		conn_close(d, c);
+		return;
+	}
+	if (req.abi_major != WL_ABI_MAJOR) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "daemon speaks ABI %u, client %u", WL_ABI_MAJOR,
+		         req.abi_major);
+		reply(c, -EPROTONOSUPPORT, 0, 0, -1, msg);
+		return;
+	}
+	if (!c->allowed) {
+		log_info("refused pid %d: %s", (int)c->pid, c->why);
+		reply(c, -EACCES, 0, 0, -1, c->why);
+		return;
+	}
+	switch (req.op) {
+	case WL_OP_REGISTER:
+		do_register(d, c, req.name);
+		break;
+	case WL_OP_OBSERVE:
+		reply(c, 0, 0, 0, d->seg.fd, NULL);
+		break;
+	case WL_OP_DENY:
+	case WL_OP_ALLOW:
+		do_policy(d, c, req.op == WL_OP_DENY, req.name);
+		break;
+	case WL_OP_RELOAD:
+		r = daemon_reload(d);
+		reply(c, r, 0, 0, -1, r ? "configuration rejected, old one kept (see log)" : NULL);
+		break;
+	default:
+		reply(c, -EOPNOTSUPP, 0, 0, -1, "unknown request");
+	}
+}
+
+void server_event(struct daemon *d, uint32_t idx, uint32_t events)
+{
+	struct conn *c;
+
+	if (idx == IDX_LISTEN) {
+		do_accept(d);
+		return;
+	}
+	if (idx >= WLD_MAX_CONNS || d->conns[idx].fd < 0)
+		return;
+	c = &d->conns[idx];
+	/* Messages queued before a hang-up are still read (a client may send
+	 * and exit at once); the read that finds EOF closes and reaps. */
+	do_request(d, c, events);
+}
+
+void server_apply_policy(struct daemon *d)
+{
+	struct wl_shm_header *hdr = d->seg.hdr;
+	uint64_t now = wl_now_mono();
+
+	if (wl_lock(hdr) < 0)
+		return;
+	for (uint32_t i = 0; i < hdr->nslots; i++) {
+		struct wl_shm_slot *s = &hdr->slots[i];
+
+		if (s->state == WL_SLOT_LIVE)
+			wl_table_set_allowed(hdr, i, !policy_denied(&d->pol, &d->cfg, s->name), now);
+	}
+	wl_unlock(hdr);
+}
+
+void server_close(struct daemon *d)
+{
+	for (unsigned i = 0; i < WLD_MAX_CONNS; i++)
+		if (d->conns[i].fd >= 0)
+			close(d->conns[i].fd);
+	if (d->listen_fd >= 0) {
+		close(d->listen_fd);
+		unlink(d->sock_path);
+	}
+}

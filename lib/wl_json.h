@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#ifndef WL_JSON_H
+#define WL_JSON_H
+
+#include <stdio.h>
+#include "wl_shm.h"
+
+/* Write s as a JSON string literal. */
+void wl_json_str(FILE *f, const char *s);
+/* The daemon's statistics as one JSON object (no trailing newline). */
+void wl_json_dstats(FILE *f, const struct wl_shm_dstats *st);
+/* Symbolic name of an errno value ("EIO"), or its number. */
+const char *wl_errno_name(int err, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,17 @@
+# Issue 4, test 3: a reader using epoll with EPOLLWAKEUP on /dev/ttyS1 never
+# leaves a gap without an active wakeup source between a byte's arrival and
+# its next epoll_wait. The work is done by serial-epoll-gap (a static binary
+# built from tests/guest/serial-epoll-gap.c into build/guest/bin).
+. /tests/lib.sh
+. /tests/serial-lib.sh
+command -v serial-epoll-gap >/dev/null ||
+	fail "serial-epoll-gap is not in the image (build tests/guest/serial-epoll-gap.c into build/guest/bin)"
+stty -F /dev/ttyS1 raw -echo 115200 || fail "stty on ttyS1"
+echo enabled >$TTY/power/wakeup || fail "cannot enable wakeup on ttyS1"
+echo 500 >$TTY/wakeup_hold_ms
+settle
+for round in 1 2 3; do
+	host after 1500 modem-write CALL$round
+	serial-epoll-gap /dev/ttyS1 $TTY 500 || fail "round $round"
+	settle
+done

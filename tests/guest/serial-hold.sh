@@ -1,0 +1,79 @@
+# Issue 4, test 2: while received data is unread, the port's wakeup source is
+# active and a read of wakeup_count blocks until the hold ends; then the
+# port's statistics have grown by exactly what happened. Also: the hold is
+# tunable per port (wakeup_hold_ms, bounded), every receive restarts it, and
+# 0 counts the event without holding.
+. /tests/lib.sh
+. /tests/serial-lib.sh
+[ -f $TTY/wakeup_hold_ms ] || fail "no $TTY/wakeup_hold_ms (kernel without the serial wakeup patch?)"
+modem_open
+modem_drain
+settle
+expect_eq "default hold" "$(cat $TTY/wakeup_hold_ms)" 500
+if echo 10001 >$TTY/wakeup_hold_ms 2>/dev/null; then fail "hold above 10000 ms accepted"; fi
+if echo -1 >$TTY/wakeup_hold_ms 2>/dev/null; then fail "negative hold accepted"; fi
+info "ok: out-of-range holds rejected"
+
+# wait_active [0|1] SECONDS
+wait_active() {
+	local i=0
+	while [ "$(port_stat active)" != "$1" ]; do
+		i=$((i + 1))
+		[ $i -le $(($2 * 100)) ] || fail "power/wakeup_active did not become $1 in $2 s"
+		usleep 10000
+	done
+}
+
+# 1. One receive, 1000 ms hold, data left unread.
+echo 1000 >$TTY/wakeup_hold_ms
+a0=$(port_stat active_count) e0=$(port_events) x0=$(port_stat expire_count)
+n=$(wakeup_count)
+host modem-write A
+wait_active 1 5
+t0=$(now_ms)
+expect_eq "wakeup_active while data unread" "$(port_stat active)" 1
+# A blocking read of wakeup_count must wait for the end of the hold.
+m=$(wakeup_count 5)
+t1=$(now_ms)
+info "wakeup_count read blocked $((t1 - t0)) ms with a 1000 ms hold"
+[ $((t1 - t0)) -ge 700 ] || fail "wakeup_count returned after $((t1 - t0)) ms, before the 1000 ms hold ended"
+[ $((t1 - t0)) -le 3000 ] || fail "hold lasted $((t1 - t0)) ms, far beyond 1000 ms"
+expect_eq "wakeup_active after the hold" "$(port_stat active)" 0
+expect_eq "active_count growth" $(($(port_stat active_count) - a0)) 1
+expect_eq "event_count growth" $(($(port_events) - e0)) 1
+expect_eq "expire_count growth (hold ended by its timer)" $(($(port_stat expire_count) - x0)) 1
+[ "$m" != "$n" ] || fail "global wakeup_count did not move ($n)"
+expect_eq "data still there after the hold" "$(timeout 5 head -c 1 <&3)" A
+
+# 2. Two receives 400 ms apart: one activation, two events, hold restarted.
+a0=$(port_stat active_count) e0=$(port_events)
+host after 400 modem-write C
+host modem-write B
+wait_active 1 5
+t0=$(now_ms)
+m=$(wakeup_count 5)
+t1=$(now_ms)
+info "two receives 400 ms apart: wakeup_count blocked $((t1 - t0)) ms"
+[ $((t1 - t0)) -ge 1100 ] || fail "second receive did not restart the hold ($((t1 - t0)) ms)"
+expect_eq "active_count growth (one activation)" $(($(port_stat active_count) - a0)) 1
+expect_eq "event_count growth (two events)" $(($(port_events) - e0)) 2
+expect_eq "data" "$(timeout 5 head -c 2 <&3)" BC
+
+# 3. Hold 0: the event is counted, nothing is held.
+echo 0 >$TTY/wakeup_hold_ms
+n=$(wakeup_count) e0=$(port_events)
+host modem-write D
+expect_eq "data (hold 0)" "$(timeout 5 head -c 1 <&3)" D
+m=$(wakeup_count 1)
+[ "$m" != "$n" ] || fail "hold 0: count did not move"
+expect_eq "hold 0: event_count growth" $(($(port_events) - e0)) 1
+info "ok: hold 0 counts the event without blocking wakeup_count"
+
+# 4. Closing the port ends a running hold (the data goes with it).
+echo 5000 >$TTY/wakeup_hold_ms
+host modem-write E
+wait_active 1 5
+exec 3<&-
+wait_active 0 2
+info "ok: last close ends the hold"
+echo 500 >$TTY/wakeup_hold_ms

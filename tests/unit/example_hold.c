@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The smallest libwakelock client, built against libwakelock.so (only the
+ * symbols the version script exports): hold the system awake for the
+ * given number of milliseconds.  Usage: example-hold NAME MS
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <wakelock.h>
+
+int main(int argc, char **argv)
+{
+	wl_client *c;
+	wl_hold *h;
+	struct timespec ts;
+	long ms = argc > 2 ? atol(argv[2]) : 0;
+	int r;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s NAME [MS]\n", argv[0]);
+		return 2;
+	}
+	r = wl_client_open(NULL, argv[1], &c);
+	if (r == 0)
+		r = wl_hold_create(c, "example", &h);
+	if (r == 0)
+		r = wl_hold_acquire(h);
+	if (r < 0) {
+		fprintf(stderr, "%s: %s (%s)\n", argv[0], wl_strerror(r), wl_last_error());
+		return 1;
+	}
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);
+	wl_hold_release(h);
+	wl_hold_destroy(h);
+	wl_client_close(c);
+	return 0;
+}

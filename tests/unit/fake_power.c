@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <string.h>
+#include "fake_power.h"
+
+static uint64_t fc_mono(struct power_clock *c)
+{
+	struct fake_clock *fc = (struct fake_clock *)c;
+	uint64_t v;
+	pthread_mutex_lock(&fc->m);
+	v = fc->mono;
+	pthread_mutex_unlock(&fc->m);
+	return v;
+}
+
+static uint64_t fc_boot(struct power_clock *c)
+{
+	struct fake_clock *fc = (struct fake_clock *)c;
+	uint64_t v;
+	pthread_mutex_lock(&fc->m);
+	v = fc->boot;
+	pthread_mutex_unlock(&fc->m);
+	return v;
+}
+
+static int fc_sleep(struct power_clock *c, uint64_t ns)
+{
+	struct fake_clock *fc = (struct fake_clock *)c;
+
+	pthread_mutex_lock(&fc->m);
+	if (fc->nslept < 256)
+		fc->slept_ms[fc->nslept++] = ns / 1000000u;
+	fc->mono += ns;
+	fc->boot += ns;
+	pthread_mutex_unlock(&fc->m);
+	return 0;
+}
+
+static void fc_wake(struct power_clock *c)
+{
+	(void)c;
+}
+
+void fake_clock_init(struct fake_clock *fc)
+{
+	memset(fc, 0, sizeof(*fc));
+	pthread_mutex_init(&fc->m, NULL);
+	fc->mono = fc->boot = 1000000000ull;
+	fc->pub.mono_ns = fc_mono;
+	fc->pub.boot_ns = fc_boot;
+	fc->pub.sleep_ns = fc_sleep;
+	fc->pub.wake = fc_wake;
+}
+
+static int fp_read(struct power_backend *be, unsigned *count)
+{
+	struct fake_power *fp = (struct fake_power *)be;
+	int r = 0;
+
+	pthread_mutex_lock(&fp->m);
+	while (fp->in_progress && !fp->interrupted)
+		pthread_cond_wait(&fp->c, &fp->m);
+	if (fp->interrupted) {
+		fp->interrupted = 0;
+		r = -EINTR;
+	} else {
+		*count = fp->count;
+	}
+	pthread_mutex_unlock(&fp->m);
+	return r;
+}
+
+static int fp_write(struct power_backend *be, unsigned count)
+{
+	struct fake_power *fp = (struct fake_power *)be;
+	int r = 0;
+
+	pthread_mutex_lock(&fp->m);
+	if (count != fp->count || fp->in_progress) {
+		r = -EINVAL;
+	} else {
+		fp->armed = 1;
+		fp->armed_count = count;
+	}
+	pthread_mutex_unlock(&fp->m);
+	return r;
+}
+
+static int fp_suspend(struct power_backend *be, const char *state)
+{
+	struct fake_power *fp = (struct fake_power *)be;
+	int r = 0;
+
+	pthread_mutex_lock(&fp->m);
+	strncpy(fp->last_state, state, sizeof(fp->last_state) - 1);
+	if (fp->armed && (fp->count != fp->armed_count || fp->in_progress)) {
+		fp->aborts++;
+		r = -EBUSY;
+	} else if (fp->fail_times > 0) {
+		fp->fail_times--;
+		r = -fp->fail_errno;
+	} else {
+		fp->suspends++;
+	}
+	fp->armed = 0;   /* one-shot, like events_check_enabled */
+	pthread_cond_broadcast(&fp->c);
+	pthread_mutex_unlock(&fp->m);
+	if (r == 0) {
+		if (fp->clk) {
+			pthread_mutex_lock(&fp->clk->m);
+			fp->clk->boot += fp->sleep_ns;
+			pthread_mutex_unlock(&fp->clk->m);
+		}
+		if (fp->on_suspend)
+			fp->on_suspend(fp, fp->arg);
+	}
+	return r;
+}
+
+static void fp_wake_reason(struct power_backend *be, char *buf, size_t len)
+{
+	(void)be;
+	strncpy(buf, "fake", len - 1);
+}
+
+static void fp_interrupt(struct power_backend *be)
+{
+	struct fake_power *fp = (struct fake_power *)be;
+
+	pthread_mutex_lock(&fp->m);
+	fp->interrupted = 1;
+	pthread_cond_broadcast(&fp->c);
+	pthread_mutex_unlock(&fp->m);
+}
+
+void fake_power_init(struct fake_power *fp, struct fake_clock *clk)
+{
+	memset(fp, 0, sizeof(*fp));
+	pthread_mutex_init(&fp->m, NULL);
+	pthread_cond_init(&fp->c, NULL);
+	fp->clk = clk;
+	fp->count = 65534;   /* wraps during tests: compare for equality only */
+	fp->pub.read_count = fp_read;
+	fp->pub.write_count = fp_write;
+	fp->pub.suspend = fp_suspend;
+	fp->pub.wake_reason = fp_wake_reason;
+	fp->pub.interrupt = fp_interrupt;
+}
+
+void fake_event_begin(struct fake_power *fp)
+{
+	pthread_mutex_lock(&fp->m);
+	fp->in_progress++;
+	pthread_mutex_unlock(&fp->m);
+}
+
+void fake_event_end(struct fake_power *fp)
+{
+	pthread_mutex_lock(&fp->m);
+	fp->in_progress--;
+	fp->count = (fp->count + 1) & 0xffff;   /* counted on deactivation */
+	pthread_cond_broadcast(&fp->c);
+	pthread_mutex_unlock(&fp->m);
+}
+
+int fake_suspends(struct fake_power *fp)
+{
+	int n;
+	pthread_mutex_lock(&fp->m);
+	n = fp->suspends;
+	pthread_mutex_unlock(&fp->m);
+	return n;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * An in-process fake of the kernel's /sys/power rules (design.md §7):
+ *  - reading wakeup_count blocks while events are in progress;
+ *  - the count rises when an event ends (16-bit, wraps);
+ *  - writing a stale count, or any count while events are in progress,
+ *    fails with EINVAL; a good write arms the abort check;
+ *  - a suspend with the check armed aborts (EBUSY) if an event happened
+ *    since the write; the check is one-shot.
+ * and a fake clock that records sleeps instead of sleeping.
+ */
+#ifndef FAKE_POWER_H
+#define FAKE_POWER_H
+
+#include <pthread.h>
+#include "../../daemon/power.h"
+
+struct fake_clock {
+	struct power_clock pub;
+	pthread_mutex_t m;
+	uint64_t mono, boot;
+	uint64_t slept_ms[256];
+	int nslept;
+};
+
+struct fake_power {
+	struct power_backend pub;
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	unsigned count;
+	int in_progress;
+	int armed;
+	unsigned armed_count;
+	int interrupted;
+	int suspends;          /* successful */
+	int aborts;            /* suspends aborted by an event */
+	int fail_times;        /* make the next N suspends fail with -fail_errno */
+	int fail_errno;
+	uint64_t sleep_ns;     /* added to the boot clock per suspend */
+	char last_state[8];
+	struct fake_clock *clk;
+	void (*on_suspend)(struct fake_power *fp, void *arg);  /* inside suspend */
+	void *arg;
+};
+
+void fake_clock_init(struct fake_clock *fc);
+void fake_power_init(struct fake_power *fp, struct fake_clock *clk);
+void fake_event_begin(struct fake_power *fp);
+void fake_event_end(struct fake_power *fp);
+int fake_suspends(struct fake_power *fp);
+
+#endif

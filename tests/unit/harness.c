@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "../../lib/wl_proto.h"
+#include "harness.h"
+
+uint64_t hd_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void hd_sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+int hd_wait_for(int (*pred)(void *), void *arg, unsigned timeout_ms)
+{
+	uint64_t end = hd_now_ns() + (uint64_t)timeout_ms * 1000000u;
+
+	while (!pred(arg)) {
+		if (hd_now_ns() > end)
+			return 0;
+		usleep(200);
+	}
+	return 1;
+}
+
+const char *hd_bin(const char *name)
+{
+	static char path[PATH_MAX + 64];
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n < 0)
+		return name;
+	self[n] = 0;
+	/* build/<variant>/tests/test_x -> build/<variant>/<name> */
+	snprintf(path, sizeof(path), "%s/../%s", dirname(self), name);
+	return path;
+}
+
+static int write_file(const char *dir, const char *rel, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	f = fopen(p, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+int hd_prepare(struct hd *d)
+{
+	char p[400];
+
+	memset(d, 0, sizeof(*d));
+	strcpy(d->dir, "/tmp/wl-unit-XXXXXX");
+	if (!mkdtemp(d->dir))
+		return -1;
+	snprintf(p, sizeof(p), "%s/sys/power", d->dir);
+	if (mkdir(strcat(strcpy(p, d->dir), "/sys"), 0755) < 0)
+		return -1;
+	snprintf(p, sizeof(p), "%s/sys/power", d->dir);
+	if (mkdir(p, 0755) < 0)
+		return -1;
+	write_file(d->dir, "sys/power/wakeup_count", "7\n");
+	write_file(d->dir, "sys/power/state", "freeze mem disk\n");
+	write_file(d->dir, "sys/power/mem_sleep", "s2idle [deep]\n");
+	snprintf(d->sock, sizeof(d->sock), "%s/run/wakelockd.sock", d->dir);
+	snprintf(d->shm, sizeof(d->shm), "%s/shm", d->dir);
+	snprintf(d->stats, sizeof(d->stats), "%s/stats.json", d->dir);
+	snprintf(d->conf, sizeof(d->conf), "%s/wakelockd.conf", d->dir);
+	snprintf(d->log, sizeof(d->log), "%s/log", d->dir);
+	return 0;
+}
+
+static int ping(struct hd *d)
+{
+	struct wl_msg_rep rep;
+	int fd = -1, s = wl_connect(d->sock, 1000), r;
+
+	if (s < 0)
+		return s;
+	r = wl_request(s, WL_OP_OBSERVE, NULL, &rep, &fd);
+	if (fd >= 0)
+		close(fd);
+	close(s);
+	return r;
+}
+
+int hd_start(struct hd *d, const char *const *extra)
+{
+	const char *argv[64];
+	char run[400];
+	int n = 0;
+	uint64_t end;
+
+	snprintf(run, sizeof(run), "%s/run", d->dir);
+	argv[n++] = hd_bin("wakelockd");
+	argv[n++] = "--foreground";
+	argv[n++] = "--root";
+	argv[n++] = d->dir;
+	argv[n++] = "--run-dir";
+	argv[n++] = run;
+	argv[n++] = "--shm";
+	argv[n++] = d->shm;
+	argv[n++] = "--stats-file";
+	argv[n++] = d->stats;
+	argv[n++] = "--min-awake-ms";
+	argv[n++] = "2";
+	for (; extra && *extra && n < 62; extra++)
+		argv[n++] = *extra;
+	argv[n] = NULL;
+	d->pid = fork();
+	if (d->pid < 0)
+		return -1;
+	if (d->pid == 0) {
+		int fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd >= 0)
+			dup2(fd, 2);
+		execv(argv[0], (char **)argv);
+		_exit(127);
+	}
+	setenv("WAKELOCK_SOCKET", d->sock, 1);
+	end = hd_now_ns() + 10000000000ull;
+	while (hd_now_ns() < end) {
+		int st;
+		if (waitpid(d->pid, &st, WNOHANG) == d->pid) {
+			d->pid = 0;
+			return -1;
+		}
+		if (ping(d) == 0)
+			return 0;
+		hd_sleep_ms(5);
+	}
+	return -1;
+}
+
+int hd_stop(struct hd *d)
+{
+	int st;
+
+	if (d->pid <= 0)
+		return -1;
+	kill(d->pid, SIGTERM);
+	while (waitpid(d->pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	d->pid = 0;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+void hd_cleanup(struct hd *d)
+{
+	char cmd[400];
+
+	if (d->pid > 0)
+		hd_stop(d);
+	if (d->dir[0] && !getenv("WL_KEEP_TMP")) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->dir);
+		if (system(cmd)) { /* best effort */ }
+	}
+}
+
+int hd_observe(struct hd *d, struct wl_seg *seg)
+{
+	struct wl_msg_rep rep;
+	int fd = -1, s = wl_connect(d->sock, 2000), r;
+
+	if (s < 0)
+		return s;
+	r = wl_request(s, WL_OP_OBSERVE, NULL, &rep, &fd);
+	close(s);
+	if (r < 0)
+		return r;
+	return wl_seg_map_fd(fd, seg);
+}

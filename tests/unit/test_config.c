@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Configuration file and options, policy lists, backoff arithmetic. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "../../daemon/backoff.h"
+#include "../../daemon/config.h"
+#include "../../daemon/log.h"
+#include "../../daemon/policy.h"
+
+static char conf_path[64];
+
+static void write_conf(const char *text)
+{
+	FILE *f;
+
+	strcpy(conf_path, "/tmp/wl-conf-XXXXXX");
+	int fd = mkstemp(conf_path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+static int build(struct wld_config *c, char *err, ...)
+{
+	char *argv[32];
+	int argc = 0;
+	va_list ap;
+	char *a;
+
+	argv[argc++] = "wakelockd";
+	va_start(ap, err);
+	while ((a = va_arg(ap, char *)))
+		argv[argc++] = a;
+	va_end(ap);
+	argv[argc] = NULL;
+	return config_build(argc, argv, c, err, 512);
+}
+
+static void test_file_and_override(void **st)
+{
+	struct wld_config c;
+	char err[512] = "";
+	(void)st;
+
+	write_conf("; comment\n[suspend]\nstate = mem\nmem_sleep = deep\nmin_awake_ms = 250\n"
+	           "backoff_max_ms = 5000\n[access]\ngroup = 4242\ndeny = a, b\ndeny = c\n"
+	           "[paths]\nrun_dir = /tmp/x\n[log]\nlevel = debug\n");
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_OK);
+	assert_string_equal(c.state, "mem");
+	assert_string_equal(c.mem_sleep, "deep");
+	assert_int_equal(c.min_awake_ms, 250);
+	assert_int_equal(c.backoff_initial_ms, 100);   /* default */
+	assert_int_equal(c.backoff_max_ms, 5000);
+	assert_int_equal(c.have_gid, 1);
+	assert_int_equal(c.gid, 4242);
+	assert_int_equal(c.ndeny, 3);
+	assert_true(config_is_denied(&c, "c"));
+	assert_int_equal(c.log_level, LOG_L_DEBUG);
+	/* The command line wins over the file. */
+	assert_int_equal(build(&c, err, "--config", conf_path, "--min-awake-ms", "7", "--state",
+	                       "mem", "--deny", "d", "--log-level", "warn", NULL), CONFIG_OK);
+	assert_int_equal(c.min_awake_ms, 7);
+	assert_int_equal(c.ndeny, 4);
+	assert_int_equal(c.log_level, LOG_L_WARN);
+	unlink(conf_path);
+}
+
+static void expect_error(const char *text, const char *needle)
+{
+	struct wld_config c;
+	char err[512] = "";
+
+	write_conf(text);
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_ERROR);
+	if (!strstr(err, needle))
+		fail_msg("error '%s' lacks '%s'", err, needle);
+	if (!strstr(err, conf_path))
+		fail_msg("error '%s' lacks the file name", err);
+	unlink(conf_path);
+}
+
+static void test_file_errors(void **st)
+{
+	(void)st;
+	expect_error("[suspend]\nstate = mem\nstate = hibernate\n", ":3: [suspend] state: expected freeze, mem or disk");
+	expect_error("[suspend]\n\nmin_awake_ms = -4\n", ":3: [suspend] min_awake_ms: expected a non-negative integer");
+	expect_error("[suspend]\nbogus = 1\n", ":2: [suspend] bogus: unknown section or key");
+	expect_error("[suspend]\nthis line is wrong\nstate = nope\n", ":2: syntax error");
+	expect_error("[access]\ndeny = ok, \"bad\"\n", ":2: [access] deny: invalid client name");
+	expect_error("[suspend]\nbackoff_initial_ms = 9000\nbackoff_max_ms = 10\n", "exceeds");
+	expect_error("[suspend]\nmem_sleep = deep\n", "mem_sleep only applies");
+}
+
+static void test_option_errors(void **st)
+{
+	struct wld_config c;
+	char err[512] = "";
+	(void)st;
+
+	assert_int_equal(build(&c, err, "--state", "sleepy", NULL), CONFIG_ERROR);
+	assert_non_null(strstr(err, "option --state: expected freeze, mem or disk"));
+	assert_int_equal(build(&c, err, "--frobnicate", NULL), CONFIG_ERROR);
+	assert_non_null(strstr(err, "unknown option"));
+	assert_int_equal(build(&c, err, "--config", "/nonexistent/x.conf", NULL), CONFIG_ERROR);
+	assert_non_null(strstr(err, "/nonexistent/x.conf"));
+	assert_int_equal(build(&c, err, "--group", "no-such-group-xyz", NULL), CONFIG_ERROR);
+	assert_non_null(strstr(err, "no-such-group-xyz"));
+	assert_int_equal(build(&c, err, "--min-awake-ms", "12x", NULL), CONFIG_ERROR);
+	assert_int_equal(build(&c, err, "--root", "relative", NULL), CONFIG_ERROR);
+	assert_int_equal(build(&c, err, "--mem-sleep", "deep", "--state", "mem", NULL), CONFIG_OK);
+}
+
+static void test_policy(void **st)
+{
+	struct wld_config c;
+	struct policy p;
+	char err[512];
+	(void)st;
+
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(build(&c, err, "--deny", "cfg", NULL), CONFIG_OK);
+	assert_true(policy_denied(&p, &c, "cfg"));
+	assert_false(policy_denied(&p, &c, "x"));
+	policy_deny(&p, "x");
+	assert_true(policy_denied(&p, &c, "x"));
+	policy_allow(&p, "x");
+	assert_false(policy_denied(&p, &c, "x"));
+	policy_allow(&p, "cfg");                 /* lifts a configured denial */
+	assert_false(policy_denied(&p, &c, "cfg"));
+	policy_deny(&p, "cfg");
+	assert_true(policy_denied(&p, &c, "cfg"));
+}
+
+static void test_backoff(void **st)
+{
+	struct backoff b;
+	uint64_t expect[] = { 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 51200, 60000, 60000 };
+	(void)st;
+
+	backoff_init(&b, 100, 2, 60000);
+	for (unsigned i = 0; i < sizeof(expect) / sizeof(expect[0]); i++)
+		assert_int_equal(backoff_next(&b), expect[i]);
+	backoff_reset(&b);
+	assert_int_equal(backoff_next(&b), 100);
+	backoff_init(&b, 10, 1, 5);              /* max below initial: constant */
+	assert_int_equal(backoff_next(&b), 10);
+	assert_int_equal(backoff_next(&b), 10);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_file_and_override),
+		cmocka_unit_test(test_file_errors),
+		cmocka_unit_test(test_option_errors),
+		cmocka_unit_test(test_policy),
+		cmocka_unit_test(test_backoff),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,90 @@
+"""Host tests of the guest runner's verdict: KTAP/TAP parsing and its failures.
+
+Run: python3 -m unittest discover -s tests/unit -p 'test_*.py'
+"""
+import importlib.machinery
+import importlib.util
+import os
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_path = os.path.join(HERE, '..', '..', 'scripts', 'run-guest')
+_loader = importlib.machinery.SourceFileLoader('run_guest', _path)
+_spec = importlib.util.spec_from_loader('run_guest', _loader)
+run_guest = importlib.util.module_from_spec(_spec)
+_loader.exec_module(run_guest)
+
+KUNIT_OK = """KTAP version 1
+1..1
+    KTAP version 1
+    # Subtest: pm_wakeup
+    1..2
+    ok 1 lifecycle
+        ok 1 param-a
+    ok 2 stats
+ok 1 pm_wakeup"""
+
+TAP_OK = """TAP version 13
+1..3
+# some output
+ok 1 - a # 0.1s
+ok 2 - b # SKIP
+ok 3 - c
+# WLTEST END"""
+
+
+def judge(text):
+    v = run_guest.Verdict()
+    for line in text.splitlines():
+        v.feed(line)
+    return v, v.finish('plan')
+
+
+class VerdictTest(unittest.TestCase):
+    def test_all_passing(self):
+        v, ok = judge(KUNIT_OK + '\n' + TAP_OK)
+        self.assertTrue(ok, v.problems)
+        self.assertEqual((v.passed, v.failed, v.skipped), (2, 0, 1))
+        self.assertEqual(v.kunit_cases, [2, 0])
+
+    def test_kunit_case_failure_fails_the_run(self):
+        text = KUNIT_OK.replace('    ok 2 stats', '    not ok 2 stats').replace(
+            'ok 1 pm_wakeup', 'not ok 1 pm_wakeup')
+        v, ok = judge(text + '\n' + TAP_OK)
+        self.assertFalse(ok)
+        self.assertEqual(v.kunit_cases, [1, 1])
+
+    def test_guest_failure(self):
+        v, ok = judge(TAP_OK.replace('ok 3 - c', 'not ok 3 - c # exit 1'))
+        self.assertFalse(ok)
+        self.assertEqual(v.failed, 1)
+
+    def test_missing_end_marker(self):
+        v, ok = judge(TAP_OK.replace('# WLTEST END', ''))
+        self.assertFalse(ok)
+        self.assertIn('never printed', ' '.join(v.problems))
+
+    def test_plan_count_mismatch(self):
+        v, ok = judge(TAP_OK.replace('ok 3 - c\n', ''))
+        self.assertFalse(ok)
+        self.assertIn('plan says 3', ' '.join(v.problems))
+
+    def test_no_plan_at_all(self):
+        v, ok = judge('some kernel line\n# WLTEST END')
+        self.assertFalse(ok)
+
+    def test_bail_out(self):
+        v, ok = judge("TAP version 13\nBail out! no plan named 'x'\n# WLTEST END")
+        self.assertFalse(ok)
+
+    def test_splat_pattern(self):
+        for line in ('BUG: KASAN: slab-use-after-free in foo',
+                     'WARNING: CPU: 0 PID: 1 at drivers/x.c:1 f+0x1/0x2',
+                     'WARNING: possible circular locking dependency detected',
+                     'BUG: sleeping function called from invalid context at x'):
+            self.assertTrue(run_guest.SPLAT.search(line), line)
+        self.assertFalse(run_guest.SPLAT.search('PM: suspend exit'))
+
+
+if __name__ == '__main__':
+    unittest.main()
