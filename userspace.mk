@@ -130,7 +130,9 @@ install: userspace man
 	ln -sf libwakelock.so.$(US_VERSION) $(DESTDIR)$(US_LIBDIR)/libwakelock.so.$(US_SOVER)
 	ln -sf libwakelock.so.$(US_VERSION) $(DESTDIR)$(US_LIBDIR)/libwakelock.so
 	install -m 0644 build/host/libwakelock.a $(DESTDIR)$(US_LIBDIR)/
-	install -m 0644 build/host/libwakelock.pc $(DESTDIR)$(US_LIBDIR)/pkgconfig/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(US_LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(PREFIX)/include|' -e 's|@VERSION@|$(US_VERSION)|' \
+	    lib/libwakelock.pc.in > $(DESTDIR)$(US_LIBDIR)/pkgconfig/libwakelock.pc
 	install -m 0644 include/wakelock.h $(DESTDIR)$(PREFIX)/include/
 	install -m 0644 build/man/wakelock.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 build/man/libwakelock.3 $(DESTDIR)$(PREFIX)/share/man/man3/

@@ -32,6 +32,7 @@ struct daemon {
 	pthread_t power_thread;
 	int listen_fd, epfd, sig_fd, pid_fd;
 	char sock_path[4200], pid_path[4200];
+	char stats_path[4096];   /* fixed at start: read by the power thread */
 	struct conn conns[WLD_MAX_CONNS];
 };
 

@@ -62,12 +62,13 @@ int daemon_reload(struct daemon *d)
 	}
 	if (strcmp(n.root, d->cfg.root) || strcmp(n.run_dir, d->cfg.run_dir) ||
 	    strcmp(n.shm_path, d->cfg.shm_path) || strcmp(n.group, d->cfg.group) ||
-	    n.use_syslog != d->cfg.use_syslog)
+	    strcmp(n.stats_file, d->cfg.stats_file) || n.use_syslog != d->cfg.use_syslog)
 		log_warn("reload: paths, group and log target change only on restart");
 	/* Keep what cannot change at run time. */
 	memcpy(n.root, d->cfg.root, sizeof(n.root));
 	memcpy(n.run_dir, d->cfg.run_dir, sizeof(n.run_dir));
 	memcpy(n.shm_path, d->cfg.shm_path, sizeof(n.shm_path));
+	memcpy(n.stats_file, d->cfg.stats_file, sizeof(n.stats_file));
 	memcpy(n.group, d->cfg.group, sizeof(n.group));
 	n.gid = d->cfg.gid;
 	n.have_gid = d->cfg.have_gid;
@@ -89,7 +90,7 @@ static void after_cycle(struct powerloop *pl, void *arg)
 	struct daemon *d = arg;
 
 	(void)pl;
-	stats_write_file(d->cfg.stats_file, d->seg.hdr);
+	stats_write_file(d->stats_path, d->seg.hdr);
 }
 
 static void *power_main(void *arg)
@@ -227,6 +228,7 @@ static int start(struct daemon *d, char *err, size_t errlen)
 	if (r < 0)
 		return r;
 
+	snprintf(d->stats_path, sizeof(d->stats_path), "%s", d->cfg.stats_file);
 	to_params(&d->cfg, &p);
 	powerloop_init(&d->pl, d->seg.hdr, d->be, d->clk, &p);
 	d->pl.after_cycle = after_cycle;
@@ -258,7 +260,7 @@ static void stop(struct daemon *d)
 			break;
 		powerloop_request_stop(&d->pl);
 	}
-	stats_write_file(d->cfg.stats_file, d->seg.hdr);
+	stats_write_file(d->stats_path, d->seg.hdr);
 	server_close(d);
 	segfile_retire(d->cfg.shm_path, &d->seg);
 	powerloop_destroy(&d->pl);
@@ -283,7 +285,7 @@ static int on_signal(struct daemon *d)
 			daemon_reload(d);
 			break;
 		case SIGUSR1:
-			stats_write_file(d->cfg.stats_file, d->seg.hdr);
+			stats_write_file(d->stats_path, d->seg.hdr);
 			break;
 		}
 	}

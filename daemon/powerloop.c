@@ -277,7 +277,7 @@ int powerloop_run(struct powerloop *pl)
 
 void powerloop_request_stop(struct powerloop *pl)
 {
-	if (wl_lock(pl->hdr) == 0) {
+	if (wl_lock_timeout(pl->hdr, 1000) == 0) {
 		__atomic_store_n(&pl->stop, 1, __ATOMIC_RELEASE);
 		wl_notify(pl->hdr);
 		wl_unlock(pl->hdr);

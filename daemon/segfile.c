@@ -81,7 +81,7 @@ void segfile_retire(const char *path, struct wl_seg *seg)
 {
 	if (!seg->hdr)
 		return;
-	if (wl_lock(seg->hdr) == 0) {
+	if (wl_lock_timeout(seg->hdr, 1000) == 0) {
 		__atomic_store_n(&seg->hdr->dstate, WL_D_STOPPED, __ATOMIC_RELAXED);
 		mark_gone(seg->hdr);
 		wl_unlock(seg->hdr);

@@ -16,7 +16,7 @@ void stats_write_file(const char *path, struct wl_shm_header *hdr)
 
 	if (!path || !*path)
 		return;
-	if (wl_lock(hdr) < 0)
+	if (wl_lock_timeout(hdr, 1000) < 0)
 		return;
 	st = hdr->dstats;
 	wl_unlock(hdr);

@@ -50,7 +50,8 @@ typedef struct wl_hold wl_hold;
  */
 int wl_client_open(const char *socket_path, const char *name, wl_client **out);
 
-/* Release every hold of the client and unregister.  NULL is ignored. */
+/* Release and destroy every hold of the client (their handles become
+ * invalid) and unregister.  NULL is ignored. */
 void wl_client_close(wl_client *c);
 
 /*

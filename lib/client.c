@@ -47,6 +47,7 @@ int wl_client_open(const char *socket_path, const char *name, wl_client **out)
 		wl_seg_unmap(&c->seg);
 		goto fail;
 	}
+	pthread_mutex_init(&c->holds_lock, NULL);
 	c->sock = sock;
 	c->slot = rep.slot;
 	c->client_id = rep.client_id;
@@ -84,6 +85,10 @@ void wl_client_close(wl_client *c)
 {
 	if (!c)
 		return;
+	/* Holds the caller did not destroy go with the client. */
+	while (c->holds)
+		wl_hold_destroy(c->holds);
+	pthread_mutex_destroy(&c->holds_lock);
 	/* Holds are released by the daemon when the socket closes; do it
 	 * here too so the effect is immediate rather than one round trip
 	 * through the daemon later. */

@@ -31,6 +31,13 @@ int wl_hold_create(wl_client *c, const char *name, wl_hold **out)
 	}
 	h->c = c;
 	h->index = (uint32_t)r;
+	pthread_mutex_lock(&c->holds_lock);
+	h->next = c->holds;
+	if (h->next)
+		h->next->pprev = &h->next;
+	h->pprev = &c->holds;
+	c->holds = h;
+	pthread_mutex_unlock(&c->holds_lock);
 	*out = h;
 	return 0;
 }
@@ -39,6 +46,11 @@ void wl_hold_destroy(wl_hold *h)
 {
 	if (!h)
 		return;
+	pthread_mutex_lock(&h->c->holds_lock);
+	*h->pprev = h->next;
+	if (h->next)
+		h->next->pprev = h->pprev;
+	pthread_mutex_unlock(&h->c->holds_lock);
 	if (wl_client_lock(h->c) == 0) {
 		wl_table_hold_free(h->c->seg.hdr, h->c->slot, h->index, wl_now_mono());
 		wl_unlock(h->c->seg.hdr);

@@ -148,6 +148,7 @@ int wl_seg_init(struct wl_shm_header *hdr, uint32_t nslots);
 /* lock.c: lock with EOWNERDEAD repair; never fails except on a corrupt
  * mutex (-ENOTRECOVERABLE / other errno). */
 int wl_lock(struct wl_shm_header *hdr);
+int wl_lock_timeout(struct wl_shm_header *hdr, unsigned ms);
 void wl_unlock(struct wl_shm_header *hdr);
 
 /* notify.c */

@@ -41,6 +41,45 @@ def qemu_command(kernel, initrd, append, sockdir, memory='512M', smp=2, accel='t
     ]
 
 
+def choose_accel(kernel, initrd, wanted, cache_dir):
+    """'tcg' or 'kvm'. 'auto' probes KVM by booting the guest for real.
+
+    /dev/kvm opening is no proof: on nested hypervisors it opens, and then
+    QEMU aborts or crawls. So boot the probe plan under KVM with a short
+    deadline, and remember the answer for this machine.
+    """
+    if wanted != 'auto':
+        return wanted
+    if not os.access('/dev/kvm', os.R_OK | os.W_OK):
+        return 'tcg'
+    cache = os.path.join(cache_dir, f'accel-probe-{os.uname().nodename}')
+    try:
+        with open(cache) as f:
+            return f.read().strip()
+    except OSError:
+        pass
+    verdict = 'tcg'
+    try:
+        g = Guest(kernel, initrd, 'wlplan=probe kunit.enable=0', accel='kvm')
+        deadline = time.monotonic() + 20
+        try:
+            while time.monotonic() < deadline:
+                lines = g.poll(0.2)
+                if lines is None:
+                    break
+                if any(line.startswith('# WLTEST END') for line in lines):
+                    verdict = 'kvm'
+                    break
+        finally:
+            g.close()
+    except GuestError:
+        pass
+    os.makedirs(cache_dir, exist_ok=True)
+    with open(cache, 'w') as f:
+        f.write(verdict + '\n')
+    return verdict
+
+
 class Guest:
     """A running guest. Call poll() in a loop; it returns console lines."""
 

@@ -20,8 +20,8 @@ now_ms() {
 
 # The port's wakeup source, as the device's power/ attributes show it.
 port_stat() { cat "$WS_DIR/wakeup_$1"; }
-# Event count of the port's source (only in /sys/class/wakeup/wakeupN/).
-port_events() { cat "$TTY"/wakeup/wakeup*/event_count; }
+# Event count of the port's source (only in its wakeupN/ class device).
+port_events() { cat "$TTY"/wakeup[0-9]*/event_count; }
 
 # Discard whatever ttyS1 has buffered (fd 3 must be open and raw).
 modem_drain() {

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * modem-client: answer "incoming calls" on a serial modem without ever
+ * letting the system suspend between the call and the answer.
+ *
+ * This is the reference pattern for a program that handles wakeup events
+ * under wakelockd (design.md section 3, "Closing the hand-off window"):
+ *
+ *   1. watch the device with epoll, level-triggered, with EPOLLWAKEUP
+ *      (wl_epoll_add): from the moment data is queued, the kernel keeps a
+ *      wakeup source active until this process calls epoll_wait() again;
+ *   2. wait with wl_epoll_wait(): when it returns events, our libwakelock
+ *      hold is already taken - it was acquired while the kernel's source
+ *      was still active, so there is no moment when neither keeps the
+ *      system awake;
+ *   3. read the call, do the work (--work-ms), answer on the same line;
+ *   4. go back to wl_epoll_wait(), which releases the hold just before it
+ *      blocks (the kernel's source is still active at that point).
+ *
+ * Protocol (one line each, '\n'-terminated; '\r' ignored):
+ *   host -> "CALL <id>"      client -> "ANSWER <id>"
+ *   host -> "PING"           client -> "PONG"
+ *
+ * Deliberately broken modes, so the end-to-end test can show that it fails:
+ *   --no-epollwakeup  epoll without EPOLLWAKEUP; the hold is taken only after
+ *                     epoll_wait() returns (the hand-off window is open);
+ *   --no-hold         never take a libwakelock hold.
+ *
+ * Usage: modem-client [--tty DEV] [--work-ms N] [--name NAME]
+ *                     [--no-epollwakeup] [--no-hold] [--verbose]
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+#include <wakelock.h>
+
+static int verbose;
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "modem-client: %s: %s%s%s\n", what, wl_strerror(err),
+	        *wl_last_error() ? " - " : "", wl_last_error());
+	exit(1);
+}
+
+static int open_modem(const char *path)
+{
+	struct termios t;
+	int fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0) {
+		fprintf(stderr, "modem-client: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	/* Raw mode: a tty in canonical mode wakes pollers only at end of line
+	 * and edits the input; a modem speaks bytes. */
+	if (tcgetattr(fd, &t) == 0) {
+		cfmakeraw(&t);
+		t.c_cflag |= CLOCAL | CREAD;
+		cfsetispeed(&t, B115200);
+		cfsetospeed(&t, B115200);
+		tcsetattr(fd, TCSANOW, &t);
+	}
+	return fd;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
+static void write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EAGAIN) {
+			struct timespec ts = { 0, 1000000L };
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			perror("modem-client: write");
+			return;
+		}
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+/* Handle one complete line from the modem. */
+static void handle_line(int fd, char *line, unsigned work_ms)
+{
+	char out[96];
+	int n;
+
+	line[strcspn(line, "\r")] = 0;
+	if (!strncmp(line, "CALL ", 5)) {
+		if (verbose)
+			fprintf(stderr, "modem-client: call %s\n", line + 5);
+		sleep_ms(work_ms);              /* "work": pick up, set up audio... */
+		n = snprintf(out, sizeof(out), "ANSWER %.80s\n", line + 5);
+		write_all(fd, out, (size_t)n);
+	} else if (!strcmp(line, "PING")) {
+		write_all(fd, "PONG\n", 5);
+	}
+}
+
+/* Read what the modem has and handle every complete line. */
+static void drain(int fd, char *buf, size_t *len, size_t cap, unsigned work_ms)
+{
+	for (;;) {
+		ssize_t r = read(fd, buf + *len, cap - 1 - *len);
+		char *nl;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		*len += (size_t)r;
+		buf[*len] = 0;
+		while ((nl = memchr(buf, '\n', *len))) {
+			*nl = 0;
+			handle_line(fd, buf, work_ms);
+			*len -= (size_t)(nl + 1 - buf);
+			memmove(buf, nl + 1, *len);
+			buf[*len] = 0;
+		}
+		if (*len == cap - 1)            /* a line too long: drop it */
+			*len = 0;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "tty", required_argument, NULL, 't' },
+		{ "work-ms", required_argument, NULL, 'w' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "no-epollwakeup", no_argument, NULL, 'E' },
+		{ "no-hold", no_argument, NULL, 'H' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *tty = "/dev/ttyS1", *name = "modem-client";
+	unsigned work_ms = 20;
+	int epollwakeup = 1, hold = 1, c, r, fd, epfd;
+	wl_client *cl = NULL;
+	wl_hold *h = NULL;
+	char buf[4096];
+	size_t len = 0;
+
+	while ((c = getopt_long(argc, argv, "t:w:n:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 't': tty = optarg; break;
+		case 'w': work_ms = (unsigned)strtoul(optarg, NULL, 10); break;
+		case 'n': name = optarg; break;
+		case 'E': epollwakeup = 0; break;
+		case 'H': hold = 0; break;
+		case 'v': verbose = 1; break;
+		default:
+			fprintf(stderr, "usage: %s [--tty DEV] [--work-ms N] [--name NAME] "
+			        "[--no-epollwakeup] [--no-hold] [--verbose]\n", argv[0]);
+			return c == 'h' ? 0 : 2;
+		}
+	}
+	signal(SIGPIPE, SIG_IGN);
+	fd = open_modem(tty);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		die("epoll_create1", errno);
+	if (hold) {
+		if ((r = wl_client_open(NULL, name, &cl)) < 0)
+			die("wl_client_open", r);
+		if ((r = wl_hold_create(cl, "call", &h)) < 0)
+			die("wl_hold_create", r);
+	}
+	if (epollwakeup) {
+		/* Level-triggered, no EPOLLONESHOT: the kernel's hold lasts until
+		 * our next epoll_wait(). */
+		if ((r = wl_epoll_add(epfd, fd, EPOLLIN, 0)) < 0)
+			die("wl_epoll_add", r);
+	} else {
+		struct epoll_event ev = { .events = EPOLLIN };
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+			die("epoll_ctl", errno);
+	}
+	if (verbose)
+		fprintf(stderr, "modem-client: listening on %s (EPOLLWAKEUP %s, hold %s, work %u ms)\n",
+		        tty, epollwakeup ? "on" : "off", hold ? "on" : "off", work_ms);
+
+	for (;;) {
+		struct epoll_event ev;
+		int n;
+
+		if (hold && epollwakeup) {
+			/* The pattern: the hold is taken inside, before the kernel's
+			 * EPOLLWAKEUP source can lapse, and released at the next call. */
+			n = wl_epoll_wait(h, epfd, &ev, 1, -1);
+			if (n < 0)
+				die("wl_epoll_wait", n);
+		} else {
+			n = epoll_wait(epfd, &ev, 1, -1);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				die("epoll_wait", errno);
+			if (hold && (r = wl_hold_acquire(h)) < 0)   /* too late: window open */
+				die("wl_hold_acquire", r);
+		}
+		if (n > 0)
+			drain(fd, buf, &len, sizeof(buf), work_ms);
+		if (hold && !epollwakeup && (r = wl_hold_release(h)) < 0)
+			die("wl_hold_release", r);
+	}
+}

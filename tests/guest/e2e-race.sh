@@ -1,0 +1,98 @@
+# Guest side of the end-to-end incoming-call race test (tests/e2e/race.py,
+# docs/e2e.md). Not a self-judging test: it sets the configuration up, tells
+# the host, and reports the kernel's suspend statistics when the host stops
+# the run. Parameters come from the kernel command line (no dots in names):
+#   wle2e=wakelockd|naive     power manager + client pair (default wakelockd)
+#   wlclient=ARGS             extra modem-client options, ',' for ' '
+#                             (e.g. --no-epollwakeup,--no-hold)
+#   wlwork=MS                 the client's work per call (default 20)
+#   wlhold=MS                 ttyS1 wakeup_hold_ms, where the kernel has it
+#   wldaemon=ARGS             extra wakelockd options, ',' for ' '
+# Lines for the host start with "@@E2E" and go straight to /dev/console (the
+# TAP comment pipe may be frozen by a suspend before it prints them); the run
+# ends when "@@STOP" arrives on the control port (fd 7, opened by run-plan).
+. /tests/lib.sh
+param() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -n 1; }
+mode=$(param wle2e); mode=${mode:-wakelockd}
+work=$(param wlwork); work=${work:-20}
+client_args=$(param wlclient | tr ',' ' ')
+daemon_args=$(param wldaemon | tr ',' ' ')
+hold=$(param wlhold)
+TTY=/sys/class/tty/ttyS1
+
+stats() {
+	printf 'success=%s fail=%s failed_freeze=%s failed_suspend=%s' \
+		"$(suspend_stat success)" "$(suspend_stat fail)" \
+		"$(suspend_stat failed_freeze)" "$(suspend_stat failed_suspend)"
+	printf ' wakeup_irq=%s' "$(cat /sys/power/pm_wakeup_irq 2>/dev/null || echo none)"
+	for ws in /sys/class/wakeup/*; do
+		[ "$(cat "$ws/name" 2>/dev/null)" = ttyS1 ] || continue
+		printf ' ttyS1_events=%s' "$(cat "$ws/event_count")"
+	done
+}
+
+stty -F /dev/ttyS1 raw -echo 115200 || fail "stty on ttyS1"
+echo enabled >$TTY/power/wakeup || fail "cannot enable wakeup on ttyS1"
+if [ -n "$hold" ]; then
+	if [ -w $TTY/wakeup_hold_ms ]; then
+		echo "$hold" >$TTY/wakeup_hold_ms || fail "wakeup_hold_ms=$hold refused"
+	else
+		info "this kernel has no $TTY/wakeup_hold_ms (pristine?): wlhold ignored"
+	fi
+fi
+info "ttyS1 wakeup_hold_ms: $(cat $TTY/wakeup_hold_ms 2>/dev/null || echo none)"
+# The host builds its timeline from the kernel's PM messages
+# ("PM: suspend-to-idle", "PM: resume from suspend-to-idle").
+echo 1 >/sys/power/pm_debug_messages || fail "no /sys/power/pm_debug_messages"
+echo 8 >/proc/sys/kernel/printk
+
+report() { echo "@@E2E $*" >/dev/console; }
+
+# Set-up under a kernel wake lock (PM_WAKELOCKS is in the guest config): the
+# daemon's wakeup_count read blocks while it is held, so nothing suspends
+# before the client listens. The naive loop ignores it, so it starts last.
+echo e2e-setup >/sys/power/wake_lock || fail "no /sys/power/wake_lock"
+case $mode in
+wakelockd)
+	# As aggressive as it gets: no grace period after resume, short backoff.
+	wakelockd --state freeze --min-awake-ms 0 --backoff-initial-ms 10 \
+		--backoff-factor 2 --backoff-max-ms 200 --log-level warn \
+		--stats-file /run/wakelockd-stats.json $daemon_args ||
+		fail "wakelockd did not start"
+	pm_pid=$(cat /run/wakelockd/wakelockd.pid)
+	modem-client --work-ms "$work" $client_args &
+	client_pid=$!
+	;;
+naive)
+	naive-client --work-ms "$work" &
+	client_pid=$!
+	;;
+*) fail "unknown wle2e=$mode" ;;
+esac
+# Listening = the client has the modem open (and, with wakelockd, its socket).
+for _ in $(seq 50); do
+	fds=$(ls -l /proc/$client_pid/fd 2>/dev/null)
+	case $fds in *ttyS1*) ;; *) sleep 0.1; continue ;; esac
+	[ "$mode" = naive ] || case $fds in *socket:*) ;; *) sleep 0.1; continue ;; esac
+	break
+done
+sleep 0.2
+kill -0 "$client_pid" 2>/dev/null || fail "the client died at start"
+if [ "$mode" = naive ]; then
+	naive-suspend --state freeze &
+	pm_pid=$!
+fi
+report "READY mode=$mode work=$work client=[$client_args] $(stats)"
+echo e2e-setup >/sys/power/wake_unlock
+
+while read -r tag _rest <&7; do
+	[ "$tag" = "@@STOP" ] && break
+done
+# Stop suspending first, then report. The host keeps pinging the modem, so
+# a guest that is asleep right now wakes up to read the STOP.
+kill "$pm_pid" 2>/dev/null
+for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pm_pid" 2>/dev/null || break; sleep 0.1; done
+kill "$client_pid" 2>/dev/null
+report "END $(stats)"
+[ -f /run/wakelockd-stats.json ] && report "DAEMON $(tr -d '\n' </run/wakelockd-stats.json)"
+exit 0
