@@ -18,6 +18,15 @@ userspace userspace-guest:
 check-unit:
 	@mkdir -p build/results && echo "0 0" >build/results/unit.counts
 endif
+# The example clients and the end-to-end race test (examples.mk: examples,
+# examples-guest, race, check-e2e).
+ifneq ($(wildcard examples.mk),)
+include examples.mk
+else
+.PHONY: examples-guest check-e2e
+examples-guest:
+check-e2e:
+endif
 
 .PHONY: all deps kernel kernel-pristine modules guest-image check demo clean help
 all: userspace
@@ -40,7 +49,7 @@ kernel-pristine: deps
 guest-image: deps
 	@scripts/kernel.sh $(VARIANT)
 	@scripts/modules.sh $(VARIANT) build/modules/$(VARIANT)
-	@$(MAKE) --no-print-directory userspace-guest
+	@$(MAKE) --no-print-directory userspace-guest examples-guest
 	@scripts/initramfs.sh build/guest/initramfs-$(VARIANT).cpio.gz build/modules/$(VARIANT)
 
 modules: guest-image

@@ -31,19 +31,30 @@ for variant in patched pristine; do
 		touch "$results/no-$variant"
 done
 
-while read -r plan variant timeout append; do
+while read -r plan variant timeout extra; do
 	case $plan in ''|'#'*) continue ;; esac
 	if [ -e "$results/no-$variant" ]; then
 		echo "0 1" >"$results/guest-$plan.counts"
 		failures+=("guest-$plan (no $variant kernel)")
 		continue
 	fi
+	# Words starting with -- are runner options, the rest kernel arguments.
+	# KUnit runs at every boot of a kernel with the suite built in; only the
+	# runs that ask for it (--expect-kunit) keep it.
+	opts=() append=''
+	for w in ${extra:-}; do
+		case $w in --*) opts+=("$w") ;; *) append="$append $w" ;; esac
+	done
+	case " ${opts[*]} " in *" --expect-kunit "*) ;; *) append="kunit.enable=0$append" ;; esac
 	stage "guest-$plan" python3 scripts/run-guest --plan "$plan" \
 		--kernel "$WL_CACHE/out/$variant/bzImage" \
 		--initrd "build/guest/initramfs-$variant.cpio.gz" \
-		--timeout "$timeout" --append "${append:-}" \
+		--timeout "$timeout" --append "$append" "${opts[@]}" \
 		--log "build/logs/guest-$plan.log" --counts "$results/guest-$plan.counts"
 done <tests/guest/suites
+
+# The end-to-end race test boots its own guests (tests/e2e, examples.mk).
+stage e2e make --no-print-directory check-e2e
 
 passed=0 failed=0
 for f in "$results"/*.counts; do

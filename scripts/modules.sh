@@ -5,7 +5,9 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
-variant=$1 outdir=$2
+variant=$1
+mkdir -p "$2"
+outdir=$(cd "$2" && pwd)
 build=$WL_CACHE/build-$variant
 [ -f "$build/done.stamp" ] || die "no $variant kernel build in $build: run scripts/kernel.sh $variant"
 mkdir -p "$outdir"
