@@ -20,6 +20,7 @@
  * Protocol (one line each, '\n'-terminated; '\r' ignored):
  *   host -> "CALL <id>"      client -> "ANSWER <id>"
  *   host -> "PING"           client -> "PONG"
+ *   host -> "EXIT"           client -> "BYE", and exits with status 0
  *
  * Deliberately broken modes, so the end-to-end test can show that it fails:
  *   --no-epollwakeup  epoll without EPOLLWAKEUP; the hold is taken only after
@@ -116,6 +117,9 @@ static void handle_line(int fd, char *line, unsigned work_ms)
 		write_all(fd, out, (size_t)n);
 	} else if (!strcmp(line, "PING")) {
 		write_all(fd, "PONG\n", 5);
+	} else if (!strcmp(line, "EXIT")) {
+		write_all(fd, "BYE\n", 4);
+		exit(0);        /* the holds go with the process */
 	}
 }
 

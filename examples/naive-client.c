@@ -70,6 +70,10 @@ int main(int argc, char **argv)
 				n = snprintf(out, sizeof(out), "ANSWER %.80s\n", buf + 5);
 				if (write(fd, out, (size_t)n) < 0)
 					perror("naive-client: write");
+			} else if (!strcmp(buf, "EXIT")) {
+				if (write(fd, "BYE\n", 4) < 0)
+					perror("naive-client: write");
+				return 0;
 			} else if (!strcmp(buf, "PING")) {
 				if (write(fd, "PONG\n", 5) < 0)
 					perror("naive-client: write");

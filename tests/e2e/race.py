@@ -64,8 +64,10 @@ SLEEP_START = re.compile(r'PM: suspend-to-idle$')
 SLEEP_END = re.compile(r'PM: resume from suspend-to-idle$')
 E2E = re.compile(r'@@E2E (READY|END|DAEMON) ?(.*)$')
 KV = re.compile(r'(\w+)=(\S+)')
+# Not "Call Trace:": a freeze aborted by a wakeup event dumps the tasks that
+# refused to freeze, which is information, not a bug.
 SPLAT = re.compile(r'BUG:|WARNING:|Oops|Kernel panic|general protection fault|'
-                   r'INFO: task .* blocked|Call Trace:')
+                   r'INFO: task .* blocked')
 FAIL = re.compile(r'^# (FAIL: .*)|^(not ok .*)|^(Bail out!.*)')
 
 
@@ -253,21 +255,23 @@ class Run:
             else:
                 wait = min(0.05, max(0.0, start + self.schedule[i] - now))
             now = self._tick(wait)
+            if self.end is not None:
+                raise GuestError('the guest ended the run early (did the client die?)')
             if live and now >= next_status:
                 print('\r' + self.status(now) + '   ', end='', file=sys.stderr, flush=True)
                 next_status = now + 0.5
         self.t_stop = time.monotonic()
         if live:
             print('\r' + self.status(self.t_stop) + '   ', file=sys.stderr, flush=True)
-        # Stop: the power manager is killed in the guest, which then reports.
-        # A sleeping guest does not see the control port: ping the modem.
-        self.guest.control_write('@@STOP')
+        # Stop: "EXIT" on the modem makes the client exit; the guest then
+        # stops its power manager and reports. Repeat it (with the modem
+        # bytes it also wakes a sleeping guest) until the report arrives.
         deadline, ping = time.monotonic() + 60, 0
         while self.end is None:
             now = self._tick(0.05)
             if now >= ping:
-                self.guest.modem_write(b'PING\n')
-                ping = now + 0.3
+                self.guest.modem_write(b'EXIT\n')
+                ping = now + 0.5
             if now > deadline:
                 raise GuestError('guest did not report its end statistics within 60 s')
         deadline = time.monotonic() + 20

@@ -10,7 +10,7 @@
 #   wldaemon=ARGS             extra wakelockd options, ',' for ' '
 # Lines for the host start with "@@E2E" and go straight to /dev/console (the
 # TAP comment pipe may be frozen by a suspend before it prints them); the run
-# ends when "@@STOP" arrives on the control port (fd 7, opened by run-plan).
+# ends when the host sends "EXIT" to the client on the modem line.
 . /tests/lib.sh
 param() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -n 1; }
 mode=$(param wle2e); mode=${mode:-wakelockd}
@@ -78,21 +78,19 @@ for _ in $(seq 50); do
 done
 sleep 0.2
 kill -0 "$client_pid" 2>/dev/null || fail "the client died at start"
+report "READY mode=$mode work=$work client=$(echo $client_args | tr ' ' ,) $(stats)"
 if [ "$mode" = naive ]; then
 	naive-suspend --state freeze &
 	pm_pid=$!
 fi
-report "READY mode=$mode work=$work client=[$client_args] $(stats)"
 echo e2e-setup >/sys/power/wake_unlock
 
-while read -r tag _rest <&7; do
-	[ "$tag" = "@@STOP" ] && break
-done
-# Stop suspending first, then report. The host keeps pinging the modem, so
-# a guest that is asleep right now wakes up to read the STOP.
+# The host ends the run with "EXIT" on the modem: the client exits. (Not on
+# the control port: a port that is not enabled for wakeup is shut down at
+# every suspend, and the bytes it had are lost.) Then stop suspending, report.
+wait "$client_pid"
 kill "$pm_pid" 2>/dev/null
 for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pm_pid" 2>/dev/null || break; sleep 0.1; done
-kill "$client_pid" 2>/dev/null
 report "END $(stats)"
 [ -f /run/wakelockd-stats.json ] && report "DAEMON $(tr -d '\n' </run/wakelockd-stats.json)"
 exit 0
