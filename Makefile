@@ -27,6 +27,10 @@ else
 examples-guest:
 check-e2e:
 endif
+# Benchmarks (bench.mk: bench).
+ifneq ($(wildcard bench.mk),)
+include bench.mk
+endif
 
 .PHONY: all deps kernel kernel-pristine modules guest-image check demo clean help
 all: userspace

@@ -90,7 +90,9 @@ fi
 fragments=("$top"/kernel/config/*.config)
 config_hash=$(hash_of "${fragments[@]}")
 mkdir -p "$build"
-if [ "$(cat "$build/config.stamp" 2>/dev/null)" != "$config_hash $srcver" ] || [ ! -f "$build/.config" ]; then
+# Patches can add Kconfig options (the KUnit suite's): reconfigure when they
+# change too, or a new option would silently stay off.
+if [ "$(cat "$build/config.stamp" 2>/dev/null)" != "$config_hash $patch_hash $srcver" ] || [ ! -f "$build/.config" ]; then
 	step "configuring $variant kernel: tinyconfig + $(cd "$top" && echo kernel/config/*.config)"
 	: >"$log"
 	make -C "$tree" O="$build" tinyconfig >>"$log" 2>&1 || fail_log "$log" "make tinyconfig failed"
@@ -105,7 +107,7 @@ if [ "$(cat "$build/config.stamp" 2>/dev/null)" != "$config_hash $srcver" ] || [
 	missing=$(python3 "$top/scripts/check-config.py" "${known[@]}" "$build/.config" "${fragments[@]}") ||
 		die "Kconfig dropped options the fragments ask for (unmet dependencies?):
 $missing"
-	echo "$config_hash $srcver" >"$build/config.stamp"
+	echo "$config_hash $patch_hash $srcver" >"$build/config.stamp"
 	rm -f "$build/done.stamp"
 fi
 

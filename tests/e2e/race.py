@@ -20,6 +20,8 @@ and, to show the test can fail on purpose:
   x  patched + wakelockd + modem-client --no-epollwakeup --no-hold, with the
      port's kernel hold set to 0 ms (wakeup_hold_ms=0)
   y  pristine + wakelockd + modem-client --no-epollwakeup --no-hold
+  w  like x with the port's default kernel hold (500 ms): the patched kernel
+     alone covers a client whose work is shorter than the hold
 
     tests/e2e/race.py --configs a,b,c --calls 250 --seed 1 --out build/e2e/race
 
@@ -49,15 +51,20 @@ WL_CACHE = os.environ.get('WL_CACHE') or os.path.join(
 
 CONFIGS = {
     'a': ('patched', 'wle2e=wakelockd',
-          'patched kernel + wakelockd + modem-client'),
+          'patched kernel + wakelockd + modem-client', 'patched + wakelockd'),
     'b': ('pristine', 'wle2e=wakelockd wlkernel=pristine',
-          'pristine 6.12 + wakelockd + modem-client'),
+          'pristine 6.12 + wakelockd + modem-client', 'pristine + wakelockd'),
     'c': ('patched', 'wle2e=naive',
-          'naive suspend loop + naive client'),
+          'naive suspend loop + naive client', 'naive loop + naive client'),
     'x': ('patched', 'wle2e=wakelockd wlclient=--no-epollwakeup,--no-hold wlhold=0',
-          'patched (hold 0 ms) + wakelockd + client w/o EPOLLWAKEUP, no hold'),
+          'patched (hold 0 ms) + wakelockd + client w/o EPOLLWAKEUP, no hold',
+          'hold 0, client w/o EPOLLWAKEUP'),
+    'w': ('patched', 'wle2e=wakelockd wlclient=--no-epollwakeup,--no-hold',
+          'patched (hold 500 ms) + wakelockd + client w/o EPOLLWAKEUP, no hold',
+          'patched, client w/o EPOLLWAKEUP'),
     'y': ('pristine', 'wle2e=wakelockd wlkernel=pristine wlclient=--no-epollwakeup,--no-hold',
-          'pristine + wakelockd + client w/o EPOLLWAKEUP, no hold'),
+          'pristine + wakelockd + client w/o EPOLLWAKEUP, no hold',
+          'pristine, client w/o EPOLLWAKEUP'),
 }
 
 SLEEP_START = re.compile(r'PM: suspend-to-idle$')
@@ -100,7 +107,7 @@ def percentile(sorted_vals, p):
 # --- one configuration ---------------------------------------------------------
 class Run:
     def __init__(self, name, args, schedule):
-        variant, append, label = CONFIGS[name]
+        variant, append, label, self.short = CONFIGS[name]
         self.name, self.label, self.variant = name, label, variant
         self.args, self.schedule = args, schedule
         kdir = args.kernel_dir or os.path.join(WL_CACHE, 'out')
@@ -296,8 +303,8 @@ class Run:
         span = (self.t_stop - self.t0) if self.t_stop else 0
         asleep = self.asleep_seconds(self.t0, self.t_stop) if self.t_stop else 0
         return {
-            'config': self.name, 'label': self.label, 'kernel': self.variant,
-            'append': self.append,
+            'config': self.name, 'label': self.label, 'short': self.short,
+            'kernel': self.variant, 'append': self.append,
             'calls': len(self.schedule),
             'answered': len(lat),
             'answered_in_time': len(lat) - sum(1 for i in deferred if self.answered[i] is not None),
@@ -377,7 +384,7 @@ def svg(results, args, window):
     for k, (s, tl) in enumerate(results):
         y = top + k * (lane_h + gap) + 14
         o.append(f'<text x="10" y="{y + lane_h / 2 - 4}" font-weight="bold">({s["config"]}) '
-                 f'{esc(s["label"][:34])}</text>')
+                 f'{esc(s["short"][:34])}</text>')
         if 'error' in s:
             o.append(f'<text x="10" y="{y + lane_h / 2 + 12}" fill="#b00">error</text>')
             continue
@@ -423,7 +430,7 @@ def esc(s):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--configs', default='a,b,c', help='comma-separated: a b c x y')
+    p.add_argument('--configs', default='a,b,c', help='comma-separated: a b c w x y')
     p.add_argument('--calls', type=int, default=250)
     p.add_argument('--seed', type=int, default=1)
     p.add_argument('--mean-gap-ms', type=float, default=500, help='mean exponential gap')
@@ -467,7 +474,7 @@ def main():
         except (GuestError, OSError) as e:
             r.log(f'error: {e}')
             s = r.summary() if r.t_stop else {'config': c, 'label': r.label,
-                                              'kernel': r.variant}
+                                              'short': r.short, 'kernel': r.variant}
             s['error'] = str(e)
         results.append((s, r.timeline()))
         if 'error' not in s:

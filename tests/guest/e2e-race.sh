@@ -32,6 +32,7 @@ stats() {
 }
 
 stty -F /dev/ttyS1 raw -echo 115200 || fail "stty on ttyS1"
+exec 4</dev/ttyS1
 echo enabled >$TTY/power/wakeup || fail "cannot enable wakeup on ttyS1"
 if [ -n "$hold" ]; then
 	if [ -w $TTY/wakeup_hold_ms ]; then
@@ -88,9 +89,13 @@ echo e2e-setup >/sys/power/wake_unlock
 # The host ends the run with "EXIT" on the modem: the client exits. (Not on
 # the control port: a port that is not enabled for wakeup is shut down at
 # every suspend, and the bytes it had are lost.) Then stop suspending, report.
+# This shell keeps ttyS1 open (fd 4, never read): once the client has exited
+# the port must stay open, or the host's bytes could no longer wake us.
 wait "$client_pid"
+echo e2e-end >/sys/power/wake_lock
 kill "$pm_pid" 2>/dev/null
 for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pm_pid" 2>/dev/null || break; sleep 0.1; done
 report "END $(stats)"
 [ -f /run/wakelockd-stats.json ] && report "DAEMON $(tr -d '\n' </run/wakelockd-stats.json)"
+echo e2e-end >/sys/power/wake_unlock
 exit 0

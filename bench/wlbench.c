@@ -1,0 +1,742 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * wlbench: the measuring end of `make bench` (bench/README.md).  Built for
+ * the host (build/host/bench/wlbench) and, static, for the QEMU guest
+ * (build/guest/bin/wlbench).  Every figure is printed as one line
+ *   BENCH <name> n=<samples> median=<v> p99=<v> unit=<ns|us|ms> [key=value]...
+ * followed by the raw samples (at most $WLBENCH_MAXRAW, default 2000) as
+ *   RAW <name> v v v ...            (several lines of at most 40 values)
+ * which bench/run.py parses (host: stdout; guest: the console).
+ * All times are CLOCK_MONOTONIC.
+ *
+ *   wlbench hold PROCS SECONDS BATCH     libwakelock acquire+release, PROCS
+ *                                        processes contending (one client
+ *                                        and hold each), per-op ns per batch
+ *   wlbench scale CLIENTS SECONDS        CLIENTS clients x 16 holds, 15 held
+ *                                        each; acquire+release of a random
+ *                                        client's 16th hold; daemon RSS,
+ *                                        registration and reaping cost
+ *   wlbench wakelock PAIRS               /sys/power/wake_lock + wake_unlock
+ *   wlbench epoll ROUNDS                 eventfd write -> epoll_wait
+ *                                        (EPOLLWAKEUP) -> read
+ *   wlbench latency N TRACEFILE          last release -> daemon's write to
+ *                                        /sys/power/state (trace_shim.so)
+ *   wlbench idle SECONDS                 daemon context switches/s while a
+ *                                        hold keeps the system awake
+ *   wlbench bare-loop SECONDS            wakeup_count handshake + freeze, no
+ *                                        daemon (the kernel's own limit)
+ *   wlbench futex-wake N                 FUTEX_WAKE -> sleeper running (the
+ *                                        floor under the reaction latency)
+ *   wlbench clock N                      cost of one clock_gettime()
+ *   wlbench cpu                          daemon utime+stime (ticks) and pid
+ *   wlbench drain PATH                   read PATH non-blocking until empty
+ * The daemon is found through $WAKELOCK_SOCKET (default socket) and
+ * $WLBENCH_DAEMON_PID (else the pid file next to the socket).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "../lib/wl_client.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static void die(const char *what, int r)
+{
+	fprintf(stderr, "wlbench: %s: %s %s\n", what, r < 0 ? wl_strerror(r) : strerror(errno),
+	        r < 0 ? wl_last_error() : "");
+	exit(1);
+}
+
+/* --- output ---------------------------------------------------------------- */
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double pct(const double *sorted, size_t n, double p)
+{
+	size_t i;
+
+	if (!n)
+		return 0;
+	i = (size_t)(p * (double)(n - 1) + 0.5);
+	return sorted[i < n ? i : n - 1];
+}
+
+/* Sorts v in place; extra: " key=value..." or "". */
+static void report(const char *name, double *v, size_t n, const char *unit, const char *extra)
+{
+	const char *mr = getenv("WLBENCH_MAXRAW");
+	size_t maxraw = mr ? strtoul(mr, NULL, 10) : 2000, step = 1, k = 0;
+
+	qsort(v, n, sizeof(*v), cmp_d);
+	printf("BENCH %s n=%zu median=%.1f p99=%.1f min=%.1f max=%.1f unit=%s%s\n", name, n,
+	       pct(v, n, 0.5), pct(v, n, 0.99), n ? v[0] : 0, n ? v[n - 1] : 0, unit,
+	       extra ? extra : "");
+	/* Raw samples: all of them, or an evenly spaced subset of the sorted
+	 * ones (keeps the distribution) when there are more than maxraw. */
+	if (maxraw && n > maxraw)
+		step = (n + maxraw - 1) / maxraw;
+	for (size_t i = 0; maxraw && i < n; i += step) {
+		if (k % 40 == 0)
+			printf("%sRAW %s", k ? "\n" : "", name);
+		printf(" %.1f", v[i]);
+		k++;
+	}
+	if (k)
+		printf("\n");
+	fflush(stdout);
+}
+
+/* --- the daemon's process ------------------------------------------------- */
+
+static pid_t daemon_pid(void)
+{
+	const char *e = getenv("WLBENCH_DAEMON_PID");
+	const char *sock = getenv("WAKELOCK_SOCKET");
+	char path[4200], buf[32];
+	int fd, n;
+
+	if (e)
+		return (pid_t)atoi(e);
+	snprintf(path, sizeof(path), "%s", sock ? sock : "/run/wakelockd/wakelockd.sock");
+	char *slash = strrchr(path, '/');
+	if (!slash)
+		return 0;
+	strcpy(slash, "/wakelockd.pid");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = (int)read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return (pid_t)atoi(buf);
+}
+
+/* Sum of a "Key:\t123" field over all threads of pid. */
+static long long task_field_sum(pid_t pid, const char *key)
+{
+	char dir[64], path[400], line[256];
+	long long sum = 0;
+	size_t kl = strlen(key);
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/status", dir, de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, key, kl) && line[kl] == ':')
+				sum += atoll(line + kl + 1);
+		fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
+static long long proc_status_kb(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	long long v = -1;
+	size_t kl = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':')
+			v = atoll(line + kl + 1);
+	fclose(f);
+	return v;
+}
+
+/* utime + stime of the whole process, in clock ticks. */
+static long long cpu_ticks(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut, st;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
+		return -1;
+	return (long long)(ut + st);
+}
+
+/* --- hold: acquire+release, PROCS processes -------------------------------- */
+
+static int cmd_hold(int procs, double seconds, int batch)
+{
+	size_t per = 200000 / (size_t)procs + 16, total = 0;
+	size_t maplen = sizeof(size_t) * (size_t)procs + sizeof(double) * per * (size_t)procs;
+	void *map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	size_t *counts = map;
+	double *samples = (double *)(counts + procs), *all;
+	int ready[2], go[2], r;
+	wl_client *kc;
+	wl_hold *kh;
+	uint64_t t_start, t_end;
+	char extra[160];
+
+	if (map == MAP_FAILED)
+		die("mmap", 0);
+	/* A keeper hold: the counter never reaches zero, so the daemon stays
+	 * parked (a real system with a busy user) and no release wakes it. */
+	if ((r = wl_client_open(NULL, "bench-keeper", &kc)) < 0 ||
+	    (r = wl_hold_create(kc, "keep", &kh)) < 0 || (r = wl_hold_acquire(kh)) < 0)
+		die("keeper", r);
+	if (pipe(ready) < 0 || pipe(go) < 0)
+		die("pipe", 0);
+	for (int p = 0; p < procs; p++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork", 0);
+		if (pid == 0) {
+			char name[WL_NAME_MAX], c;
+			wl_client *cl;
+			wl_hold *h;
+			double *mine = samples + (size_t)p * per;
+			size_t n = 0;
+			uint64_t end;
+
+			close(ready[0]);
+			close(go[1]);
+			snprintf(name, sizeof(name), "bench-%d", p);
+			if ((r = wl_client_open(NULL, name, &cl)) < 0 ||
+			    (r = wl_hold_create(cl, "h", &h)) < 0)
+				die("client", r);
+			for (int i = 0; i < 1000; i++) {   /* warm up */
+				wl_hold_acquire(h);
+				wl_hold_release(h);
+			}
+			if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+				_exit(1);
+			end = now_ns() + (uint64_t)(seconds * 1e9);
+			for (;;) {
+				uint64_t t0 = now_ns(), t1;
+
+				for (int i = 0; i < batch; i++) {
+					if (wl_hold_acquire(h) < 0 || wl_hold_release(h) < 0)
+						_exit(2);
+				}
+				t1 = now_ns();
+				if (n < per)
+					mine[n++] = (double)(t1 - t0) / batch;
+				if (t1 >= end)
+					break;
+			}
+			counts[p] = n;
+			wl_client_close(cl);
+			_exit(0);
+		}
+	}
+	close(ready[1]);
+	close(go[0]);
+	for (int p = 0; p < procs; p++) {
+		char c;
+		if (read(ready[0], &c, 1) != 1)
+			die("child failed to start", 0);
+	}
+	t_start = now_ns();
+	for (int p = 0; p < procs; p++)
+		if (write(go[1], "g", 1) != 1)
+			die("go", 0);
+	for (int p = 0; p < procs; p++) {
+		int st;
+		wait(&st);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			die("child failed", 0);
+	}
+	t_end = now_ns();
+	for (int p = 0; p < procs; p++)
+		total += counts[p];
+	all = malloc(sizeof(double) * (total + 1));
+	total = 0;
+	double ops = 0;
+	for (int p = 0; p < procs; p++) {
+		memcpy(all + total, samples + (size_t)p * per, sizeof(double) * counts[p]);
+		total += counts[p];
+		ops += (double)counts[p] * batch;
+	}
+	snprintf(extra, sizeof(extra), " procs=%d batch=%d ops_per_s=%.0f", procs, batch,
+	         ops / ((double)(t_end - t_start) / 1e9));
+	char name[32];
+	snprintf(name, sizeof(name), "hold_p%d", procs);
+	report(name, all, total, "ns", extra);
+	wl_hold_release(kh);
+	wl_client_close(kc);
+	return 0;
+}
+
+/* --- scale ---------------------------------------------------------------- */
+
+static uint64_t rng = 88172645463325252ull;
+static uint64_t xorshift(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static int live_slots(struct wl_shm_header *hdr)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < hdr->nslots; i++)
+		n += __atomic_load_n(&hdr->slots[i].state, __ATOMIC_ACQUIRE) == WL_SLOT_LIVE;
+	return n;
+}
+
+static int cmd_scale(int want, double seconds)
+{
+	wl_client **cl = calloc((size_t)want, sizeof(*cl));
+	wl_hold **h = calloc((size_t)want * WL_MAX_HOLDS_PER_CLIENT, sizeof(*h));
+	wl_client *obs;
+	int n = 0, r = 0, held = 0;
+	size_t cap = 400000, ns = 0;
+	double *v = malloc(sizeof(double) * cap);
+	uint64_t t0, reg_ns, end, reap_ns;
+	pid_t dpid = daemon_pid();
+	long long rss0, rss1;
+	char extra[400], name[32];
+
+	/* The observer: keeps the system awake and watches the table. */
+	if ((r = wl_client_open(NULL, "bench-observer", &obs)) < 0)
+		die("observer", r);
+	wl_hold *oh;
+	if ((r = wl_hold_create(obs, "keep", &oh)) < 0 || (r = wl_hold_acquire(oh)) < 0)
+		die("observer hold", r);
+	rss0 = proc_status_kb(dpid, "VmRSS");
+	t0 = now_ns();
+	for (n = 0; n < want; n++) {
+		char nm[WL_NAME_MAX];
+		snprintf(nm, sizeof(nm), "scale-%d", n);
+		r = wl_client_open(NULL, nm, &cl[n]);
+		if (r < 0)
+			break;
+	}
+	reg_ns = now_ns() - t0;
+	int err = r;
+	char errs[80];
+	snprintf(errs, sizeof(errs), "%s", err < 0 ? wl_strerror(err) : "none");
+	for (char *p = errs; *p; p++)   /* keep key=value parseable */
+		if (*p == ' ')
+			*p = '_';
+	for (int i = 0; i < n; i++) {
+		for (unsigned j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
+			wl_hold **hp = &h[(size_t)i * WL_MAX_HOLDS_PER_CLIENT + j];
+			if ((r = wl_hold_create(cl[i], "s", hp)) < 0)
+				die("hold_create", r);
+			if (j + 1 < WL_MAX_HOLDS_PER_CLIENT) {
+				if ((r = wl_hold_acquire(*hp)) < 0)
+					die("acquire", r);
+				held++;
+			}
+		}
+	}
+	rss1 = proc_status_kb(dpid, "VmRSS");
+	/* Warm up, then batches of 64 acquire+release on random clients'
+	 * free hold (the active count goes 0->1->0 for that hold). */
+	const int batch = 64;
+	wl_hold *pick[64];
+	end = now_ns() + (uint64_t)(seconds * 1e9);
+	for (int warm = 1; warm >= 0; warm--) {
+		uint64_t stop = warm ? now_ns() + 100000000ull : end;
+		for (;;) {
+			for (int i = 0; i < batch; i++)
+				pick[i] = h[(xorshift() % (uint64_t)n) * WL_MAX_HOLDS_PER_CLIENT +
+				            WL_MAX_HOLDS_PER_CLIENT - 1];
+			uint64_t a = now_ns(), b;
+			for (int i = 0; i < batch; i++) {
+				wl_hold_acquire(pick[i]);
+				wl_hold_release(pick[i]);
+			}
+			b = now_ns();
+			if (!warm && ns < cap)
+				v[ns++] = (double)(b - a) / batch;
+			if (b >= stop)
+				break;
+		}
+	}
+	/* Reaping: close every client at once, time until the daemon has
+	 * freed all their slots (it learns of each through a socket hang-up). */
+	for (int i = 0; i < n; i++) {
+		/* Let the daemon reap: do not release in the library first. */
+		close(cl[i]->sock);
+		cl[i]->sock = -1;
+	}
+	t0 = now_ns();
+	while (live_slots(obs->seg.hdr) > 1 && now_ns() - t0 < 20000000000ull)
+		usleep(100);
+	reap_ns = now_ns() - t0;
+	snprintf(extra, sizeof(extra),
+	         " clients_wanted=%d clients=%d holds_held=%d open_error=%s"
+	         " register_us=%.1f reap_us_per_client=%.1f daemon_rss_kb_before=%lld"
+	         " daemon_rss_kb=%lld",
+	         want, n, held + 1, errs,
+	         n ? (double)reg_ns / n / 1e3 : 0, n ? (double)reap_ns / n / 1e3 : 0, rss0, rss1);
+	snprintf(name, sizeof(name), "scale_c%d", want);
+	report(name, v, ns, "ns", extra);
+	wl_hold_release(oh);
+	wl_client_close(obs);
+	return 0;
+}
+
+/* --- kernel peers ---------------------------------------------------------- */
+
+static int cmd_wakelock(int pairs)
+{
+	double *v = malloc(sizeof(double) * (size_t)pairs);
+	int lk = open("/sys/power/wake_lock", O_WRONLY | O_CLOEXEC);
+	int ul = open("/sys/power/wake_unlock", O_WRONLY | O_CLOEXEC);
+
+	if (lk < 0 || ul < 0)
+		die("/sys/power/wake_lock", 0);
+	for (int i = -100; i < pairs; i++) {
+		uint64_t a = now_ns();
+		if (write(lk, "wlbench", 7) != 7 || write(ul, "wlbench", 7) != 7)
+			die("wake_lock write", 0);
+		if (i >= 0)
+			v[i] = (double)(now_ns() - a);
+	}
+	report("wake_lock_pair", v, (size_t)pairs, "ns", NULL);
+	return 0;
+}
+
+static int cmd_epoll(int rounds)
+{
+	double *v = malloc(sizeof(double) * (size_t)rounds);
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK), ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLWAKEUP };
+	uint64_t one = 1, got;
+
+	if (efd < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev) < 0)
+		die("eventfd/epoll", 0);
+	for (int i = -100; i < rounds; i++) {
+		uint64_t a = now_ns();
+		if (write(efd, &one, 8) != 8 || epoll_wait(ep, &ev, 1, -1) != 1 ||
+		    read(efd, &got, 8) != 8)
+			die("epoll round", 0);
+		if (i >= 0)
+			v[i] = (double)(now_ns() - a);
+	}
+	/* One more epoll_wait releases the kernel's EPOLLWAKEUP source. */
+	epoll_wait(ep, &ev, 1, 0);
+	report("epollwakeup_round", v, (size_t)rounds, "ns", NULL);
+	return 0;
+}
+
+/* --- latency: last release -> write to /sys/power/state -------------------- */
+
+struct trace_page {            /* shared with bench/trace_shim.c */
+	volatile uint64_t seq;
+	volatile uint64_t t_ns;
+};
+
+static int cmd_latency(int iters, const char *trace)
+{
+	int fd = open(trace, O_RDWR | O_CLOEXEC);
+	struct trace_page *tp;
+	double *v = malloc(sizeof(double) * (size_t)iters);
+	wl_client *c;
+	wl_hold *h;
+	int r, n = 0, timeouts = 0;
+
+	if (fd < 0)
+		die(trace, 0);
+	tp = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (tp == MAP_FAILED)
+		die("mmap trace", 0);
+	if ((r = wl_client_open(NULL, "bench-latency", &c)) < 0 ||
+	    (r = wl_hold_create(c, "h", &h)) < 0)
+		die("client", r);
+	struct wl_shm_header *hdr = c->seg.hdr;
+	for (int i = -20; i < iters; i++) {
+		uint64_t seq, t0, dl;
+
+		if ((r = wl_hold_acquire(h)) < 0)
+			die("acquire", r);
+		/* Wait until the daemon is parked on the counter (step 3). */
+		dl = now_ns() + 2000000000ull;
+		while (!(__atomic_load_n(&hdr->dstate, __ATOMIC_ACQUIRE) == WL_D_WAITING &&
+		         __atomic_load_n(&hdr->waiters, __ATOMIC_ACQUIRE)) && now_ns() < dl)
+			usleep(50);
+		usleep(200);   /* and really asleep in FUTEX_WAIT */
+		seq = tp->seq;
+		t0 = now_ns();
+		if ((r = wl_hold_release(h)) < 0)
+			die("release", r);
+		dl = t0 + 2000000000ull;
+		/* The daemon stamps the time itself: poll gently, do not spin (a
+		 * spinning poller on a 2-core machine delays the daemon). */
+		while (tp->seq == seq && now_ns() < dl)
+			usleep(50);
+		if (tp->seq == seq) {
+			timeouts++;
+			continue;
+		}
+		if (i >= 0)
+			v[n++] = (double)(tp->t_ns - t0) / 1e3;
+	}
+	char extra[64];
+	snprintf(extra, sizeof(extra), " timeouts=%d", timeouts);
+	report("react_latency", v, (size_t)n, "us", extra);
+	wl_client_close(c);
+	return 0;
+}
+
+/* --- idle cost ------------------------------------------------------------- */
+
+static int cmd_idle(double seconds)
+{
+	pid_t dpid = daemon_pid();
+	wl_client *c;
+	wl_hold *h;
+	long long v0, nv0, v1, nv1, c0, c1;
+	int r;
+
+	if (dpid <= 0)
+		die("daemon pid", 0);
+	if ((r = wl_client_open(NULL, "bench-idle", &c)) < 0 ||
+	    (r = wl_hold_create(c, "h", &h)) < 0 || (r = wl_hold_acquire(h)) < 0)
+		die("client", r);
+	sleep_ms(300);   /* let the daemon settle into its wait */
+	v0 = task_field_sum(dpid, "voluntary_ctxt_switches");
+	nv0 = task_field_sum(dpid, "nonvoluntary_ctxt_switches");
+	c0 = cpu_ticks(dpid);
+	sleep_ms((unsigned)(seconds * 1000));
+	v1 = task_field_sum(dpid, "voluntary_ctxt_switches");
+	nv1 = task_field_sum(dpid, "nonvoluntary_ctxt_switches");
+	c1 = cpu_ticks(dpid);
+	printf("BENCH idle_wakeups n=1 median=%.2f p99=%.2f unit=per_s seconds=%.1f"
+	       " voluntary=%lld nonvoluntary=%lld cpu_ticks=%lld\n",
+	       (double)(v1 - v0 + nv1 - nv0) / seconds, (double)(v1 - v0 + nv1 - nv0) / seconds,
+	       seconds, v1 - v0, nv1 - nv0, c1 - c0);
+	fflush(stdout);
+	wl_client_close(c);
+	return 0;
+}
+
+static int cmd_cpu(void)
+{
+	pid_t dpid = daemon_pid();
+
+	printf("%lld %d %lld\n", cpu_ticks(dpid), (int)dpid, (long long)sysconf(_SC_CLK_TCK));
+	return 0;
+}
+
+/* --- bare loop: the kernel's own limit -------------------------------------- */
+
+static volatile sig_atomic_t alarmed;
+static void on_alarm(int s) { (void)s; alarmed = 1; }
+
+static int cmd_bare(double seconds)
+{
+	int cfd = open("/sys/power/wakeup_count", O_RDWR | O_CLOEXEC);
+	int sfd = open("/sys/power/state", O_WRONLY | O_CLOEXEC);
+	size_t cap = 100000, n = 0;
+	double *v = malloc(sizeof(double) * cap);
+	int ok = 0, aborts = 0, fails = 0;
+	uint64_t end, prev, start;
+	struct sigaction sa = { .sa_handler = on_alarm };
+	char buf[32], extra[200];
+
+	if (cfd < 0 || sfd < 0)
+		die("/sys/power", 0);
+	sigaction(SIGALRM, &sa, NULL);   /* no SA_RESTART: bounds a blocked read */
+	start = prev = now_ns();
+	end = start + (uint64_t)(seconds * 1e9);
+	while (now_ns() < end) {
+		ssize_t k;
+
+		alarm(5);
+		k = pread(cfd, buf, sizeof(buf) - 1, 0);
+		alarm(0);
+		if (k <= 0)
+			die("read wakeup_count", 0);
+		buf[k] = 0;
+		buf[strcspn(buf, "\n")] = 0;
+		if (pwrite(cfd, buf, strlen(buf), 0) < 0) {
+			aborts++;
+			continue;
+		}
+		if (pwrite(sfd, "freeze", 6, 0) < 0) {
+			fails++;
+			continue;
+		}
+		ok++;
+		uint64_t t = now_ns();
+		if (n < cap)
+			v[n++] = (double)(t - prev) / 1e6;
+		prev = t;
+	}
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double cpu_ms = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+	                (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+	snprintf(extra, sizeof(extra), " cycles=%d aborts=%d failures=%d seconds=%.2f rate=%.2f"
+	         " cpu_ms_per_cycle=%.3f",
+	         ok, aborts, fails, (double)(now_ns() - start) / 1e9,
+	         ok / ((double)(now_ns() - start) / 1e9), ok ? cpu_ms / ok : 0);
+	report("bare_cycle", v, n, "ms", extra);
+	return 0;
+}
+
+/* --- the OS floor under the reaction latency ------------------------------- */
+
+/* A process asleep in FUTEX_WAIT (as the daemon's power thread is) is woken
+ * by another one; time from just before FUTEX_WAKE to the sleeper running
+ * again.  What any daemon woken by a release pays at least. */
+static int cmd_futex_wake(int iters)
+{
+	struct fw { volatile uint32_t word; volatile uint64_t t_woke; volatile uint32_t seen; } *fw;
+	double *v = malloc(sizeof(double) * (size_t)iters);
+	pid_t pid;
+
+	fw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (fw == MAP_FAILED)
+		die("mmap", 0);
+	memset((void *)fw, 0, sizeof(*fw));
+	pid = fork();
+	if (pid == 0) {
+		for (uint32_t seq = 0;; ) {
+			while (fw->word == seq)
+				syscall(SYS_futex, &fw->word, FUTEX_WAIT, seq, NULL, NULL, 0);
+			fw->t_woke = now_ns();
+			seq = fw->word;
+			__atomic_store_n(&fw->seen, seq, __ATOMIC_RELEASE);
+			if (seq == 0xffffffffu)
+				_exit(0);
+		}
+	}
+	for (int i = -20; i < iters; i++) {
+		uint32_t seq = (uint32_t)(i + 21);
+		uint64_t t0;
+
+		usleep(300);   /* the child is asleep in the kernel again */
+		t0 = now_ns();
+		__atomic_store_n(&fw->word, seq, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &fw->word, FUTEX_WAKE, 1, NULL, NULL, 0);
+		while (__atomic_load_n(&fw->seen, __ATOMIC_ACQUIRE) != seq)
+			;
+		if (i >= 0)
+			v[i] = (double)(fw->t_woke - t0) / 1e3;
+	}
+	fw->word = 0xffffffffu;
+	syscall(SYS_futex, &fw->word, FUTEX_WAKE, 1, NULL, NULL, 0);
+	waitpid(pid, NULL, 0);
+	report("futex_wake", v, (size_t)iters, "us", NULL);
+	return 0;
+}
+
+/* The clock reads the fast path makes (two CLOCK_MONOTONIC, one
+ * CLOCK_REALTIME per acquire+release): their cost on this machine. */
+static int cmd_clock(int iters)
+{
+	double *v = malloc(sizeof(double) * (size_t)iters);
+	struct timespec ts;
+
+	for (int i = 0; i < iters; i++) {
+		uint64_t a = now_ns();
+		for (int k = 0; k < 100; k++)
+			clock_gettime(CLOCK_REALTIME, &ts);
+		v[i] = (double)(now_ns() - a) / 100;
+	}
+	report("clock_gettime", v, (size_t)iters, "ns", NULL);
+	return 0;
+}
+
+static int cmd_drain(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	char buf[4096];
+	long total = 0;
+	ssize_t k;
+
+	if (fd < 0)
+		die(path, 0);
+	while ((k = read(fd, buf, sizeof(buf))) > 0)
+		total += k;
+	printf("drained %ld bytes\n", total);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 5 && !strcmp(argv[1], "hold"))
+		return cmd_hold(atoi(argv[2]), atof(argv[3]), atoi(argv[4]));
+	if (argc >= 4 && !strcmp(argv[1], "scale"))
+		return cmd_scale(atoi(argv[2]), atof(argv[3]));
+	if (argc >= 3 && !strcmp(argv[1], "wakelock"))
+		return cmd_wakelock(atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "epoll"))
+		return cmd_epoll(atoi(argv[2]));
+	if (argc >= 4 && !strcmp(argv[1], "latency"))
+		return cmd_latency(atoi(argv[2]), argv[3]);
+	if (argc >= 3 && !strcmp(argv[1], "idle"))
+		return cmd_idle(atof(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "bare-loop"))
+		return cmd_bare(atof(argv[2]));
+	if (argc >= 2 && !strcmp(argv[1], "cpu"))
+		return cmd_cpu();
+	if (argc >= 3 && !strcmp(argv[1], "futex-wake"))
+		return cmd_futex_wake(atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "clock"))
+		return cmd_clock(atoi(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "drain"))
+		return cmd_drain(argv[2]);
+	fprintf(stderr, "usage: see the comment at the top of bench/wlbench.c\n");
+	return 2;
+}

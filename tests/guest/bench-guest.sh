@@ -1,0 +1,75 @@
+# `make bench`, guest side (bench/run.py boots this plan; not part of make
+# check).  Prints "BENCH ..."/"RAW ..." lines (wlbench) that the host parses,
+# and "BENCHCTL arm PHASE" / "BENCHCTL disarm" on the console: while armed,
+# the host writes one byte into ttyS1 each time the kernel prints
+# "PM: suspend-to-idle" (the wake source of both suspend loops).
+. /tests/lib.sh
+ctl() { echo "BENCHCTL $*" >/dev/console; }
+msg() { echo "BENCHMSG $*"; }
+quick=$(sed -n 's/.*wlbenchquick=\([0-9]*\).*/\1/p' /proc/cmdline)
+if [ -n "$quick" ]; then hold_s=0.5; scale_s=0.3; rounds=300; idle_s=3; cycle_s=6
+else hold_s=1; scale_s=0.5; rounds=2000; idle_s=10; cycle_s=40; fi
+export WLBENCH_MAXRAW=500
+
+modem_open
+# A kernel wake lock keeps the daemon's wakeup_count read blocked while the
+# hold benchmarks run: nothing suspends under them.
+echo bench-keep >/sys/power/wake_lock
+wakelockd --foreground --state freeze --min-awake-ms 0 --log-level warn 2>/tmp/daemon.log &
+daemon=$!
+i=0
+until [ -S /run/wakelockd/wakelockd.sock ]; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "daemon did not start: $(cat /tmp/daemon.log)"
+	sleep 0.1
+done
+export WLBENCH_DAEMON_PID=$daemon
+
+msg "hold cost, 1/2/8/64 processes"
+for p in 1 2 8 64; do wlbench hold $p $hold_s 16 || fail "wlbench hold $p"; done
+msg "kernel peers"
+wlbench wakelock $rounds || fail "wlbench wakelock"
+wlbench epoll $rounds || fail "wlbench epoll"
+msg "scale"
+for c in 1 10 100 1000; do wlbench scale $c $scale_s || fail "wlbench scale $c"; done
+
+msg "idle cost"
+wl-guest-hold bench-idle-keeper >/tmp/keeper.out 2>&1 &
+keeper=$!
+i=0
+until grep -q held /tmp/keeper.out; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "keeper: $(cat /tmp/keeper.out)"
+	sleep 0.1
+done
+echo bench-keep >/sys/power/wake_unlock
+wlbench idle $idle_s || fail "wlbench idle"
+
+msg "suspend cycles through wakelockd"
+pm_trace_on
+set -- $(wlbench cpu); c0=$1; tck=$3
+s0=$(suspend_stat success)
+ctl arm daemon
+kill $keeper
+sleep $cycle_s
+echo bench-keep >/sys/power/wake_lock
+sleep 1
+ctl disarm
+set -- $(wlbench cpu); c1=$1
+s1=$(suspend_stat success)
+n=$((s1 - s0))
+[ $n -gt 0 ] || fail "no suspend through wakelockd: $(cat /tmp/daemon.log)"
+ms=$(echo "$c0 $c1 $tck $n" | awk '{printf "%.3f", ($2 - $1) * 1000 / $3 / $4}')
+echo "BENCH daemon_cpu n=1 median=$ms p99=$ms unit=ms cycles=$n ticks=$((c1 - c0)) clk_tck=$tck"
+kill -TERM $daemon
+wait $daemon
+wlbench drain /dev/ttyS1
+
+msg "suspend cycles, bare loop"
+ctl arm bare
+echo bench-keep >/sys/power/wake_unlock
+wlbench bare-loop $cycle_s || fail "wlbench bare-loop"
+echo bench-keep >/sys/power/wake_lock
+sleep 1
+ctl disarm
+wlbench drain /dev/ttyS1
+echo bench-keep >/sys/power/wake_unlock
+exit 0
