@@ -126,8 +126,9 @@ int cmd_stats(const struct cli *cli)
 			cur = s.now_mono - sl->active_since;
 			total += cur;
 		}
-		if (sl->last_acquired_rt)
-			ago = (long long)((wl_now_real() - sl->last_acquired_rt) / 1000000000u);
+		uint64_t last_rt = wl_slot_last_acquired_rt(sl);
+		if (last_rt)
+			ago = (long long)((wl_now_real() - last_rt) / 1000000000u);
 		if (cli->json) {
 			printf("%s{\"name\":", first ? "" : ",");
 			wl_json_str(stdout, sl->name);
@@ -137,7 +138,7 @@ int cmd_stats(const struct cli *cli)
 			       "\"expired\":%llu}", sl->pid, sl->uid, sl->allowed ? "true" : "false",
 			       sl->active, (unsigned long long)sl->acquire_count, ms(total),
 			       ms(cur > sl->max_held_ns ? cur : sl->max_held_ns),
-			       ms(sl->last_acquired_rt), (unsigned long long)sl->prevented_count,
+			       ms(last_rt), (unsigned long long)sl->prevented_count,
 			       (unsigned long long)sl->denied_count, (unsigned long long)sl->expire_count);
 		} else {
 			printf("%-20s %7d %9llu %10llu %10llu %10lld %8llu %7llu %7llu%s\n", sl->name,

@@ -28,14 +28,24 @@ int snapshot_take(const struct cli *cli, struct snapshot *s)
 		wl_set_error("shared segment rejected: %s", wl_strerror(r));
 		return r;
 	}
-	s->hdr = malloc(seg.hdr->size);
+	/* Zeroed (free slots read as FREE); under the lock copy the header
+	 * and the live slots only: the segment is mostly unused slots. */
+	s->hdr = calloc(1, seg.hdr->size);
 	if (!s->hdr) {
 		wl_seg_unmap(&seg);
 		return -ENOMEM;
 	}
 	r = wl_lock(seg.hdr);
 	if (r == 0) {
-		memcpy(s->hdr, seg.hdr, seg.hdr->size);
+		uint32_t n = seg.hdr->nlive <= seg.hdr->nslots ? seg.hdr->nlive : seg.hdr->nslots;
+
+		memcpy(s->hdr, seg.hdr, sizeof(*seg.hdr));
+		for (uint32_t k = 0; k < n; k++) {
+			uint32_t i = seg.hdr->order[k];
+
+			if (i < seg.hdr->nslots)
+				s->hdr->slots[i] = seg.hdr->slots[i];
+		}
 		wl_unlock(seg.hdr);
 	}
 	s->now_mono = wl_now_mono();

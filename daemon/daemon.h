@@ -9,7 +9,8 @@
 #include "power.h"
 #include "powerloop.h"
 
-#define WLD_MAX_CONNS 512
+/* Every registered client keeps a connection; room for the CLI besides. */
+#define WLD_MAX_CONNS (WL_MAX_CLIENTS + 64)
 
 struct conn {
 	int fd;              /* -1 = free */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -185,11 +186,28 @@ static void ready(int *ready_fd)
 	}
 }
 
+/* One descriptor per connection (WLD_MAX_CONNS) plus our own: raise the
+ * soft limit towards the hard one if the default (often 1024) is short. */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+	rlim_t want = WLD_MAX_CONNS + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
+		log_warn("descriptor limit %llu: fewer than %u clients can register",
+		         (unsigned long long)rl.rlim_cur, (unsigned)WL_MAX_CLIENTS);
+}
+
 static int start(struct daemon *d, char *err, size_t errlen)
 {
 	struct power_params p;
 	sigset_t ss;
 	int r;
+
+	raise_nofile();
 
 	if (mkdir(d->cfg.run_dir, 0755) < 0 && errno != EEXIST) {
 		snprintf(err, errlen, "%s: %s", d->cfg.run_dir, strerror(errno));

@@ -19,7 +19,20 @@
 #include "log.h"
 #include "powerloop.h"
 
-#define SAFETY_WAIT_NS 1000000000ull  /* re-check at least every second */
+/*
+ * Step 3 sleeps on the segment's futex word without a timeout unless a
+ * timed hold is pending (then until the earliest expiry): no periodic
+ * wake-ups while the system is held awake.  Every event that can end or
+ * change the wait bumps wake_seq under the segment lock (wl_notify):
+ *   last allowed hold released / cancelled  hold_sync (counter -> 0)
+ *   earlier timed hold                      wl_table_acquire
+ *   client reaped                           wl_table_slot_free
+ *   deny/allow change                       wl_table_set_allowed
+ *   EOWNERDEAD repair                       wl_table_recount
+ *   config reload                           powerloop_set_params
+ *   stop                                    powerloop_request_stop
+ *   daemon replaced                         segfile (mark_gone)
+ */
 
 void powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr, struct power_backend *be,
                     struct power_clock *clk, const struct power_params *p)
@@ -44,6 +57,18 @@ void powerloop_set_params(struct powerloop *pl, const struct power_params *p)
 	pl->pending = *p;
 	pl->have_pending = 1;
 	pthread_mutex_unlock(&pl->plock);
+	/* Wake a waiting loop so that this cycle already uses them (it takes
+	 * them in wait_for_zero).  Notify under the segment lock: the loop
+	 * checks for pending parameters under it, so the wake-up cannot fall
+	 * between its check and its sleep.  Without the lock (a client stuck
+	 * inside it for a second), notify anyway: the loop is then not
+	 * between check and sleep, as it would need that lock. */
+	if (wl_lock_timeout(pl->hdr, 1000) == 0) {
+		wl_notify(pl->hdr);
+		wl_unlock(pl->hdr);
+	} else {
+		wl_notify(pl->hdr);
+	}
 }
 
 static void take_params(struct powerloop *pl)
@@ -105,18 +130,23 @@ static int wait_for_zero(struct powerloop *pl)
 	int counted = 0, r;
 
 	for (;;) {
-		uint64_t now, next, timeout;
+		uint64_t now, next;
 
 		if (stopping(pl))
 			return 1;
+		/* A reload while we wait applies to this cycle (lock order:
+		 * segment lock, then plock; set_params never nests them). */
+		take_params(pl);
+		wl_table_update_rt_offset(hdr);
 		now = wl_now_mono();
 		next = wl_table_expire(hdr, now);
 		if (hdr->counter == 0)
 			return 0;
 		if (!counted) {
-			/* Credit every holder with this prevented attempt once. */
-			for (uint32_t i = 0; i < hdr->nslots; i++) {
-				struct wl_shm_slot *s = &hdr->slots[i];
+			/* Credit every holder with this prevented attempt once:
+			 * live slots only. */
+			for (uint32_t k = 0; k < hdr->nlive; k++) {
+				struct wl_shm_slot *s = &hdr->slots[hdr->order[k]];
 				if (s->state == WL_SLOT_LIVE && s->allowed && s->active)
 					s->prevented_count++;
 			}
@@ -124,12 +154,12 @@ static int wait_for_zero(struct powerloop *pl)
 			counted = 1;
 			set_dstate(pl, WL_D_WAITING);
 		}
-		timeout = SAFETY_WAIT_NS;
-		if (next && next - now < timeout)
-			timeout = next - now;
-		r = wl_wait(hdr, timeout);
+		/* Untimed unless a timed hold is pending (expire() removed
+		 * those due, so next > now).  See the top of this file. */
+		r = wl_wait(hdr, next ? next - now : 0);
 		if (r < 0)
 			return r;
+		pl->wakeups++;
 	}
 }
 
@@ -232,6 +262,9 @@ int powerloop_cycle(struct powerloop *pl)
 		hdr->dstats.asleep_ns += asleep;
 		hdr->dstats.last_asleep_ns = asleep;
 		hdr->dstats.last_resume_rt = wl_now_real();
+		/* CLOCK_MONOTONIC stood still while asleep: re-derive the
+		 * offset clients stamp their activations with. */
+		wl_table_update_rt_offset(hdr);
 		if (pl->be->wake_reason)
 			pl->be->wake_reason(pl->be, hdr->dstats.last_wake, WL_WAKE_MAX);
 	} else {
@@ -282,7 +315,12 @@ void powerloop_request_stop(struct powerloop *pl)
 		wl_notify(pl->hdr);
 		wl_unlock(pl->hdr);
 	} else {
+		/* A client stuck in the lock: the loop cannot be between its
+		 * stop check and its sleep (it would need the lock), so an
+		 * unlocked notify is enough to end an untimed wait.  Callers
+		 * repeat this until the loop has left anyway. */
 		__atomic_store_n(&pl->stop, 1, __ATOMIC_RELEASE);
+		wl_notify(pl->hdr);
 	}
 	if (pl->be->interrupt)
 		pl->be->interrupt(pl->be);

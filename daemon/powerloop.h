@@ -26,6 +26,9 @@ struct powerloop {
 	int have_pending;
 	struct backoff bo;
 	int stop;                       /* set under the segment lock */
+	/* Returns from the futex wait of step 3 (under the segment lock):
+	 * 0 while held and nothing happens. */
+	unsigned long wakeups;
 	/* Called by the loop thread after each suspend attempt (stats file). */
 	void (*after_cycle)(struct powerloop *pl, void *arg);
 	void *arg;

@@ -273,7 +273,9 @@ void server_apply_policy(struct daemon *d)
 
 	if (wl_lock(hdr) < 0)
 		return;
-	for (uint32_t i = 0; i < hdr->nslots; i++) {
+	/* Live slots only; set_allowed does not change the live list. */
+	for (uint32_t k = 0; k < hdr->nlive; k++) {
+		uint32_t i = hdr->order[k];
 		struct wl_shm_slot *s = &hdr->slots[i];
 
 		if (s->state == WL_SLOT_LIVE)

@@ -47,6 +47,10 @@ int wl_client_open(const char *socket_path, const char *name, wl_client **out)
 		wl_seg_unmap(&c->seg);
 		goto fail;
 	}
+	/* The mapping is all a client needs: do not keep one more descriptor
+	 * per client open (a process may register many). */
+	close(c->seg.fd);
+	c->seg.fd = -1;
 	pthread_mutex_init(&c->holds_lock, NULL);
 	c->sock = sock;
 	c->slot = rep.slot;
@@ -93,7 +97,7 @@ void wl_client_close(wl_client *c)
 	 * here too so the effect is immediate rather than one round trip
 	 * through the daemon later. */
 	if (wl_client_lock(c) == 0) {
-		uint64_t now = wl_now_mono();
+		uint64_t now = WL_NOW_LAZY;
 		for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++)
 			wl_table_hold_free(c->seg.hdr, c->slot, j, now);
 		wl_unlock(c->seg.hdr);

@@ -52,7 +52,7 @@ void wl_hold_destroy(wl_hold *h)
 		h->next->pprev = h->pprev;
 	pthread_mutex_unlock(&h->c->holds_lock);
 	if (wl_client_lock(h->c) == 0) {
-		wl_table_hold_free(h->c->seg.hdr, h->c->slot, h->index, wl_now_mono());
+		wl_table_hold_free(h->c->seg.hdr, h->c->slot, h->index, WL_NOW_LAZY);
 		wl_unlock(h->c->seg.hdr);
 	}
 	free(h);
@@ -67,7 +67,8 @@ static int acquire(wl_hold *h, uint64_t timeout_ns)
 	r = wl_client_lock(h->c);
 	if (r < 0)
 		return r;
-	r = wl_table_acquire(h->c->seg.hdr, h->c->slot, h->index, timeout_ns, wl_now_mono());
+	/* WL_NOW_LAZY: the clock is read only if the hold changes state. */
+	r = wl_table_acquire(h->c->seg.hdr, h->c->slot, h->index, timeout_ns, WL_NOW_LAZY);
 	wl_unlock(h->c->seg.hdr);
 	return r;
 }
@@ -93,7 +94,7 @@ int wl_hold_release(wl_hold *h)
 	r = wl_client_lock(h->c);
 	if (r < 0)
 		return r;
-	r = wl_table_release(h->c->seg.hdr, h->c->slot, h->index, 0, wl_now_mono());
+	r = wl_table_release(h->c->seg.hdr, h->c->slot, h->index, 0, WL_NOW_LAZY);
 	wl_unlock(h->c->seg.hdr);
 	return r;
 }
@@ -109,7 +110,7 @@ int wl_hold_is_held(wl_hold *h)
 	if (r < 0)
 		return r;
 	sh = &h->c->seg.hdr->slots[h->c->slot].holds[h->index];
-	r = sh->depth > 0 || sh->deadline > wl_now_mono();
+	r = sh->depth > 0 || (sh->deadline && sh->deadline > wl_now_mono());
 	wl_unlock(h->c->seg.hdr);
 	return r;
 }

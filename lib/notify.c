@@ -35,8 +35,9 @@ int wl_wait(struct wl_shm_header *hdr, uint64_t timeout_ns)
 
 	__atomic_add_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
 	wl_unlock(hdr);
-	/* Relative timeout; EAGAIN/EINTR/ETIMEDOUT all mean "re-check". */
-	syscall(SYS_futex, &hdr->wake_seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+	/* Relative timeout (none when 0); EAGAIN/EINTR/ETIMEDOUT all mean
+	 * "re-check". */
+	syscall(SYS_futex, &hdr->wake_seq, FUTEX_WAIT, seq, timeout_ns ? &ts : NULL, NULL, 0);
 	__atomic_sub_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
 	return wl_lock(hdr);
 }

@@ -28,7 +28,8 @@ int wl_seg_validate(const void *map, size_t maplen)
 	    h->slot_size != sizeof(struct wl_shm_slot) ||
 	    h->nholds != WL_MAX_HOLDS_PER_CLIENT ||
 	    h->nslots == 0 || h->nslots > WL_MAX_CLIENTS ||
-	    h->size != wl_shm_total_size(h->nslots) || h->size > maplen)
+	    h->size != wl_shm_total_size(h->nslots) || h->size > maplen ||
+	    h->nlive > h->nslots)
 		return -EBADMSG;
 	return 0;
 }
@@ -87,7 +88,9 @@ int wl_seg_init(struct wl_shm_header *hdr, uint32_t nslots)
 
 	if (nslots == 0 || nslots > WL_MAX_CLIENTS)
 		return -EINVAL;
-	memset(hdr, 0, wl_shm_total_size(nslots));
+	/* The mapping is zero-filled (see wl_shm.h): clear the header only,
+	 * so that the slots' pages stay untouched until a client uses them. */
+	memset(hdr, 0, sizeof(*hdr));
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
 	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
@@ -105,8 +108,11 @@ int wl_seg_init(struct wl_shm_header *hdr, uint32_t nslots)
 	hdr->next_client_id = 1;
 	hdr->daemon_pid = (int32_t)getpid();
 	hdr->daemon_start_rt = wl_now_real();
+	wl_table_update_rt_offset(hdr);
+	/* The live-slot list: empty; free slots in index order. */
+	hdr->nlive = 0;
 	for (uint32_t i = 0; i < nslots; i++)
-		hdr->slots[i].allowed = 1;
+		hdr->order[i] = i;
 	/* Magic last: a reader that sees it sees an initialised segment. */
 	__atomic_store_n(&hdr->magic, WL_SHM_MAGIC, __ATOMIC_RELEASE);
 	return 0;

@@ -10,7 +10,16 @@
  * Derived state, always recomputable from the primary state, so that a
  * process killed halfway through an update can be repaired
  * (EOWNERDEAD -> wl_table_repair):
- *   hold.active, slot.active, hdr.counter
+ *   hold.active, slot.active, slot.next_deadline, hdr.counter,
+ *   hdr.next_deadline, hdr.order/nlive/slot.pos (the live-slot list)
+ *
+ * The live-slot list: hdr->order[] is a permutation of the slot indices
+ * whose first hdr->nlive entries are the LIVE slots (slot.pos is a slot's
+ * index in it).  Registration takes order[nlive], reaping swaps the slot
+ * with the last live entry: both O(1).  Everything the daemon does while
+ * clients exist (expiry, the zero check's bookkeeping, policy) walks
+ * order[0..nlive) only, so its cost depends on the live clients, never on
+ * the table size.
  */
 #ifndef WL_SHM_H
 #define WL_SHM_H
@@ -21,10 +30,23 @@
 #include "wakelock.h"
 
 #define WL_SHM_MAGIC 0x444b4c57u        /* "WLKD" little-endian */
-#define WL_ABI_MAJOR 1u                 /* incompatible layout changes */
+#define WL_ABI_MAJOR 2u                 /* incompatible layout changes */
 #define WL_ABI_MINOR 0u                 /* compatible additions */
-#define WL_MAX_CLIENTS 128u
-#define WL_MAX_HOLDS_PER_CLIENT 16u
+/*
+ * Sizing (ABI 2): 1024 clients x 128 holds = 131 072 hold entries, enough
+ * for 1 000 clients holding 100 000 holds between them (100 each on
+ * average, up to 128 for any one).  A hold entry is 64 bytes (one cache
+ * line: no false sharing between holds), so the segment is ~8.6 MiB of
+ * address space.  It is a sparse file: only the header and the slots that
+ * have been used are ever touched (wl_seg_init writes the header alone and
+ * nothing walks free slots), so a daemon with few clients pays a few pages,
+ * and 1 000 busy clients ~8 MiB of shared memory.  Per-client arrays were
+ * chosen over a shared pool of holds: lookup stays a direct index, a
+ * client cannot exhaust holds for all others, and reaping a client touches
+ * its own 8 KiB only.
+ */
+#define WL_MAX_CLIENTS 1024u
+#define WL_MAX_HOLDS_PER_CLIENT 128u
 #define WL_ERRNO_BUCKETS 8u
 #define WL_WAKE_MAX 128u
 
@@ -56,14 +78,21 @@ struct wl_shm_slot {
 	uint32_t uid;
 	char name[WL_NAME_MAX];
 	uint32_t active;        /* derived: number of active holds */
-	uint32_t pad;
+	uint32_t pos;           /* derived: index in hdr->order while LIVE */
 	uint64_t registered_rt; /* CLOCK_REALTIME ns */
 	uint64_t active_since;  /* CLOCK_MONOTONIC ns when active became > 0 */
+	/* derived: 0, or <= the earliest deadline of the slot's holds (it may
+	 * be stale-early after a cancel: expiry then rescans this slot). */
+	uint64_t next_deadline;
 	/* statistics, as the kernel keeps them per wakeup source */
 	uint64_t acquire_count;     /* hold activations */
 	uint64_t total_held_ns;     /* time with active > 0 */
 	uint64_t max_held_ns;
-	uint64_t last_acquired_rt;
+	/* Last activation: CLOCK_MONOTONIC ns (the fast path's only clock
+	 * read) and hdr->rt_offset as it was then; wall time for display is
+	 * last_acquired_mono + last_acquired_off (wl_slot_last_acquired_rt). */
+	uint64_t last_acquired_mono;
+	int64_t last_acquired_off;
 	uint64_t prevented_count;   /* suspend attempts it held off */
 	uint64_t denied_count;      /* activations while denied */
 	uint64_t expire_count;      /* timed holds that lapsed */
@@ -122,14 +151,30 @@ struct wl_shm_header {
 	uint32_t repairs;       /* EOWNERDEAD repairs performed */
 	uint64_t next_deadline; /* earliest timed-hold deadline known, 0 = none */
 	uint64_t next_client_id;
+	/* CLOCK_REALTIME - CLOCK_MONOTONIC in ns, refreshed by the daemon (at
+	 * start, after every suspend and whenever its loop wakes), so that
+	 * clients need not read the wall clock on the fast path. */
+	int64_t rt_offset;
+	uint32_t nlive;         /* derived: live slots = order[0..nlive) */
+	uint32_t pad2;
 	struct wl_shm_dstats dstats;
 	uint8_t reserved[256];
+	uint32_t order[WL_MAX_CLIENTS];
 	struct wl_shm_slot slots[];
 };
 
 static inline size_t wl_shm_total_size(uint32_t nslots)
 {
 	return sizeof(struct wl_shm_header) + (size_t)nslots * sizeof(struct wl_shm_slot);
+}
+
+/* Wall-clock time (CLOCK_REALTIME ns) of a slot's last activation, 0 if
+ * never: derived lazily from the monotonic stamp (display only). */
+static inline uint64_t wl_slot_last_acquired_rt(const struct wl_shm_slot *s)
+{
+	if (!s->last_acquired_mono)
+		return 0;
+	return s->last_acquired_mono + (uint64_t)s->last_acquired_off;
 }
 
 /* A mapped segment. */
@@ -143,6 +188,9 @@ struct wl_seg {
 int wl_seg_validate(const void *map, size_t maplen);
 int wl_seg_map_fd(int fd, struct wl_seg *seg);   /* takes ownership of fd */
 void wl_seg_unmap(struct wl_seg *seg);
+/* hdr must point to a zero-filled mapping of wl_shm_total_size(nslots)
+ * bytes (a fresh ftruncate()d file, an anonymous mapping, calloc): only
+ * the header is written, so unused slots are never touched. */
 int wl_seg_init(struct wl_shm_header *hdr, uint32_t nslots);
 
 /* lock.c: lock with EOWNERDEAD repair; never fails except on a corrupt
@@ -153,13 +201,20 @@ void wl_unlock(struct wl_shm_header *hdr);
 
 /* notify.c */
 void wl_notify(struct wl_shm_header *hdr);
-/* Called with the lock held; drops it while waiting, retakes it. Returns
+/* Called with the lock held; drops it while waiting, retakes it.
+ * timeout_ns 0 waits without a timeout (until wl_notify).  Returns
  * 0 on wake/timeout, negative errno if the lock is unrecoverable. */
 int wl_wait(struct wl_shm_header *hdr, uint64_t timeout_ns);
 
-/* table.c: operations on the table; all called with the lock held. */
+/* table.c: operations on the table; all called with the lock held.
+ * `now` is CLOCK_MONOTONIC ns, or WL_NOW_LAZY: the clock is then read at
+ * most once, and only if the operation needs it (a hold changing state,
+ * a timed hold).  The fast path (hold.c) passes WL_NOW_LAZY. */
+#define WL_NOW_LAZY 0u
 uint64_t wl_now_mono(void);
 uint64_t wl_now_real(void);
+/* Refresh hdr->rt_offset (daemon). */
+void wl_table_update_rt_offset(struct wl_shm_header *hdr);
 void wl_table_repair(struct wl_shm_header *hdr, uint64_t now);
 void wl_table_recount(struct wl_shm_header *hdr, uint64_t now);
 int wl_table_acquire(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,

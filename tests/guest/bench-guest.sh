@@ -15,13 +15,7 @@ modem_open
 # A kernel wake lock keeps the daemon's wakeup_count read blocked while the
 # hold benchmarks run: nothing suspends under them.
 echo bench-keep >/sys/power/wake_lock
-wakelockd --foreground --state freeze --min-awake-ms 0 --log-level warn 2>/tmp/daemon.log &
-daemon=$!
-i=0
-until [ -S /run/wakelockd/wakelockd.sock ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "daemon did not start: $(cat /tmp/daemon.log)"
-	sleep 0.1
-done
+start_daemon --state freeze --min-awake-ms 0 --log-level warn
 export WLBENCH_DAEMON_PID=$daemon
 
 msg "hold cost, 1/2/8/64 processes"

@@ -9,14 +9,8 @@ json_field() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" /run/wakelockd/stats.json; 
 # Until our client holds, a kernel wakelock keeps the daemon's read of
 # wakeup_count blocked: a daemon with nothing to wait for suspends at once.
 echo daemon-test-start >/sys/power/wake_lock
-wakelockd --foreground --state freeze --min-awake-ms 3000 \
-	--stats-file /run/wakelockd/stats.json --log-level info 2>/tmp/daemon.log &
-daemon=$!
-i=0
-until [ -S /run/wakelockd/wakelockd.sock ]; do
-	i=$((i + 1)); [ $i -lt 50 ] || fail "daemon socket never appeared: $(cat /tmp/daemon.log)"
-	sleep 0.1
-done
+start_daemon --state freeze --min-awake-ms 3000 \
+	--stats-file /run/wakelockd/stats.json --log-level info
 wl-guest-hold test-holder >/tmp/holder.out 2>&1 &
 holder=$!
 i=0

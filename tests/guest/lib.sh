@@ -55,3 +55,15 @@ pm_trace_on() {
 	echo 1 >/sys/power/pm_debug_messages || fail "no /sys/power/pm_debug_messages"
 	echo 8 >/proc/sys/kernel/printk
 }
+
+# start_daemon ARGS...: start wakelockd in the foreground in the background
+# (log in /tmp/daemon.log, pid in $daemon) and wait for its socket.
+start_daemon() {
+	wakelockd --foreground "$@" 2>/tmp/daemon.log &
+	daemon=$!
+	_i=0
+	until [ -S /run/wakelockd/wakelockd.sock ]; do
+		_i=$((_i + 1)); [ $_i -lt 100 ] || fail "wakelockd did not start: $(cat /tmp/daemon.log)"
+		sleep 0.1
+	done
+}

@@ -7,11 +7,14 @@
 command -v serial-epoll-gap >/dev/null ||
 	fail "serial-epoll-gap is not in the image (build tests/guest/serial-epoll-gap.c into build/guest/bin)"
 stty -F /dev/ttyS1 raw -echo 115200 || fail "stty on ttyS1"
+# A 1000 ms hold: the reader must see the port source still active when
+# epoll_wait returns, even on a slow (KASAN, loaded) guest.
 echo enabled >$TTY/power/wakeup || fail "cannot enable wakeup on ttyS1"
-echo 500 >$TTY/wakeup_hold_ms
+echo 1000 >$TTY/wakeup_hold_ms
 settle
 for round in 1 2 3; do
 	host after 1500 modem-write CALL$round
-	serial-epoll-gap /dev/ttyS1 $TTY 500 || fail "round $round"
+	serial-epoll-gap /dev/ttyS1 $TTY 1000 || fail "round $round"
 	settle
 done
+echo 500 >$TTY/wakeup_hold_ms

@@ -36,7 +36,7 @@ expect_eq "wakeup_active while data unread" "$(port_stat active)" 1
 m=$(wakeup_count 5)
 t1=$(now_ms)
 info "wakeup_count read blocked $((t1 - t0)) ms with a 1000 ms hold"
-[ $((t1 - t0)) -ge 700 ] || fail "wakeup_count returned after $((t1 - t0)) ms, before the 1000 ms hold ended"
+[ $((t1 - t0)) -ge 500 ] || fail "wakeup_count returned after $((t1 - t0)) ms, before the 1000 ms hold ended"
 [ $((t1 - t0)) -le 3000 ] || fail "hold lasted $((t1 - t0)) ms, far beyond 1000 ms"
 expect_eq "wakeup_active after the hold" "$(port_stat active)" 0
 expect_eq "active_count growth" $(($(port_stat active_count) - a0)) 1
@@ -45,16 +45,18 @@ expect_eq "expire_count growth (hold ended by its timer)" $(($(port_stat expire_
 [ "$m" != "$n" ] || fail "global wakeup_count did not move ($n)"
 expect_eq "data still there after the hold" "$(timeout 5 head -c 1 <&3)" A
 
-# 2. Two receives 400 ms apart: one activation, two events, hold restarted.
+# 2. A second receive at least 400 ms after the first: one activation, two
+# events, and the hold restarted (without the restart the read would return
+# less than 1000 ms after t0, the first hold having started before t0).
 a0=$(port_stat active_count) e0=$(port_events)
-host after 400 modem-write C
 host modem-write B
 wait_active 1 5
 t0=$(now_ms)
+host after 400 modem-write C
 m=$(wakeup_count 5)
 t1=$(now_ms)
-info "two receives 400 ms apart: wakeup_count blocked $((t1 - t0)) ms"
-[ $((t1 - t0)) -ge 1100 ] || fail "second receive did not restart the hold ($((t1 - t0)) ms)"
+info "second receive >= 400 ms after the first: wakeup_count blocked $((t1 - t0)) ms"
+[ $((t1 - t0)) -ge 1200 ] || fail "second receive did not restart the hold ($((t1 - t0)) ms)"
 expect_eq "active_count growth (one activation)" $(($(port_stat active_count) - a0)) 1
 expect_eq "event_count growth (two events)" $(($(port_events) - e0)) 2
 expect_eq "data" "$(timeout 5 head -c 2 <&3)" BC

@@ -21,7 +21,8 @@ t0=$(now_ms)
 m=$(wakeup_count 2)
 t1=$(now_ms)
 expect_eq "global wakeup_count after data on a disabled port" "$m" "$n"
-[ $((t1 - t0)) -lt 1000 ] || fail "wakeup_count read took $((t1 - t0)) ms"
+info "wakeup_count read took $((t1 - t0)) ms (nothing held)"
+[ $((t1 - t0)) -lt 4000 ] || fail "wakeup_count read blocked $((t1 - t0)) ms"
 echo "$n" >/sys/power/wakeup_count || fail "count $n rejected although no event happened"
 info "ok: count $n still accepted after data on a disabled port"
 # A burst, then the same checks again.

@@ -296,7 +296,54 @@ static void test_acquire_during_suspend_entry(void **st)
 	f->fp.on_suspend = NULL;
 }
 
+/* --- the untimed wait: no wake-ups while held, and every event that
+ * must end or change the wait does wake it (without the old 1 s safety
+ * timeout, a missed notification would hang these tests past 500 ms). */
+
+static int parked(void *arg)
+{
+	struct fx *f = arg;
+	return __atomic_load_n(&f->h->dstate, __ATOMIC_RELAXED) == WL_D_WAITING &&
+	       __atomic_load_n(&f->h->waiters, __ATOMIC_SEQ_CST) > 0;
+}
+
+static unsigned long loop_wakeups(struct fx *f)
+{
+	unsigned long n;
+
+	assert_int_equal(wl_lock(f->h), 0);
+	n = f->pl.wakeups;
+	wl_unlock(f->h);
+	return n;
+}
+
+static int woke_once(void *arg)
+{
+	return loop_wakeups(arg) >= 1;
+}
+
 static void test_stop_while_waiting(void **st)
+{
+	struct fx *f = *st;
+	pthread_t t;
+	void *ret;
+
+	uint64_t t0;
+
+	acquire(f, 0);
+	pthread_create(&t, NULL, cycle_thread, f);
+	assert_true(hd_wait_for(parked, f, 2000));
+	t0 = hd_now_ns();
+	powerloop_request_stop(&f->pl);
+	pthread_join(t, &ret);
+	assert_true(hd_now_ns() - t0 < 500000000ull);  /* woken, not timed out */
+	assert_int_equal((intptr_t)ret, 1);
+	release(f);
+	assert_int_equal(powerloop_cycle(&f->pl), 1);   /* never suspends again */
+	assert_int_equal(f->fp.suspends, 0);
+}
+
+static void test_no_wakeups_while_held(void **st)
 {
 	struct fx *f = *st;
 	pthread_t t;
@@ -304,13 +351,100 @@ static void test_stop_while_waiting(void **st)
 
 	acquire(f, 0);
 	pthread_create(&t, NULL, cycle_thread, f);
-	hd_sleep_ms(20);
-	powerloop_request_stop(&f->pl);
-	pthread_join(t, &ret);
-	assert_int_equal((intptr_t)ret, 1);
+	assert_true(hd_wait_for(parked, f, 2000));
+	hd_sleep_ms(1500);
+	assert_int_equal(loop_wakeups(f), 0);      /* not once in 1.5 s */
+	assert_int_equal(fake_suspends(&f->fp), 0);
 	release(f);
-	assert_int_equal(powerloop_cycle(&f->pl), 1);   /* never suspends again */
-	assert_int_equal(f->fp.suspends, 0);
+	pthread_join(t, &ret);
+	assert_int_equal((intptr_t)ret, 0);
+	assert_int_equal(f->fp.suspends, 1);
+	assert_int_equal(f->pl.wakeups, 1);        /* the release, only */
+}
+
+static void test_reaping_wakes_waiter(void **st)
+{
+	struct fx *f = *st;
+	pthread_t t;
+	uint64_t t0;
+
+	acquire(f, 0);
+	pthread_create(&t, NULL, cycle_thread, f);
+	assert_true(hd_wait_for(parked, f, 2000));
+	t0 = hd_now_ns();
+	assert_int_equal(wl_lock(f->h), 0);
+	wl_table_slot_free(f->h, f->slot, wl_now_mono());
+	wl_unlock(f->h);
+	pthread_join(t, NULL);
+	assert_true(hd_now_ns() - t0 < 500000000ull);
+	assert_int_equal(f->fp.suspends, 1);
+	assert_int_equal(f->h->nlive, 0);
+}
+
+static void test_deny_wakes_waiter(void **st)
+{
+	struct fx *f = *st;
+	pthread_t t;
+	uint64_t t0;
+
+	acquire(f, 0);
+	pthread_create(&t, NULL, cycle_thread, f);
+	assert_true(hd_wait_for(parked, f, 2000));
+	t0 = hd_now_ns();
+	assert_int_equal(wl_lock(f->h), 0);
+	wl_table_set_allowed(f->h, f->slot, 0, wl_now_mono());
+	wl_unlock(f->h);
+	pthread_join(t, NULL);
+	assert_true(hd_now_ns() - t0 < 500000000ull);
+	assert_int_equal(f->fp.suspends, 1);
+	assert_int_equal(f->h->counter, 0);
+	/* Allowing it again counts its hold again. */
+	assert_int_equal(wl_lock(f->h), 0);
+	wl_table_set_allowed(f->h, f->slot, 1, wl_now_mono());
+	wl_unlock(f->h);
+	assert_int_equal(f->h->counter, 1);
+}
+
+static void test_reload_wakes_waiter(void **st)
+{
+	struct fx *f = *st;
+	struct power_params p = f->p;
+	pthread_t t;
+
+	acquire(f, 0);
+	pthread_create(&t, NULL, cycle_thread, f);
+	assert_true(hd_wait_for(parked, f, 2000));
+	strcpy(p.state, "mem");
+	powerloop_set_params(&f->pl, &p);
+	assert_true(hd_wait_for(woke_once, f, 500));
+	assert_int_equal(fake_suspends(&f->fp), 0);   /* still held */
+	release(f);
+	pthread_join(t, NULL);
+	assert_int_equal(f->fp.suspends, 1);
+	assert_string_equal(f->fp.last_state, "mem"); /* this cycle used it */
+}
+
+static void test_earlier_timed_hold_rearms(void **st)
+{
+	struct fx *f = *st;
+	int k2 = wl_table_hold_alloc(f->h, f->slot, "timed");
+	pthread_t t;
+	uint64_t t0;
+
+	acquire(f, 0);
+	pthread_create(&t, NULL, cycle_thread, f);
+	assert_true(hd_wait_for(parked, f, 2000));
+	/* The loop sleeps untimed; a timed hold must re-arm it. */
+	t0 = hd_now_ns();
+	assert_int_equal(wl_lock(f->h), 0);
+	assert_int_equal(wl_table_acquire(f->h, f->slot, k2, 50000000ull, wl_now_mono()), 0);
+	wl_unlock(f->h);
+	release(f);                         /* counter 2 -> 1: no notify */
+	pthread_join(t, NULL);
+	assert_true(hd_now_ns() - t0 >= 50000000ull);
+	assert_true(hd_now_ns() - t0 < 500000000ull);
+	assert_int_equal(f->fp.suspends, 1);
+	assert_int_equal(f->h->slots[f->slot].expire_count, 1);
 }
 
 static void test_stop_while_reading(void **st)
@@ -343,6 +477,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_acquire_during_suspend_entry, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_while_waiting, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stop_while_reading, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_wakeups_while_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reaping_wakes_waiter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deny_wakes_waiter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reload_wakes_waiter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_earlier_timed_hold_rearms, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
