@@ -297,6 +297,16 @@ class Run:
                      if s is not None and a is not None)
         deferred = [i for i, (s, a) in enumerate(zip(self.sent, self.answered))
                     if s is not None and (a is None or a - s > bound)]
+        # Stranded: the guest went to sleep with the call unanswered (entered
+        # suspend-to-idle after the call was written, stayed asleep > 100 ms
+        # before the answer) - the race itself, as opposed to a slow answer.
+        stranded = 0
+        for s, a in zip(self.sent, self.answered):
+            if s is None:
+                continue
+            end = a if a is not None else (self.t_stop or s)
+            if any(st > s and min(e, end) - st > 0.1 for st, e in self.intervals if st < end):
+                stranded += 1
         cycles = None
         if self.ready and self.end:
             cycles = int(self.end['success']) - int(self.ready['success'])
@@ -310,6 +320,7 @@ class Run:
             'answered_in_time': len(lat) - sum(1 for i in deferred if self.answered[i] is not None),
             'deferred': len(deferred),
             'unanswered': sum(1 for a in self.answered if a is None),
+            'stranded': stranded,
             'deferred_ids': deferred[:200],
             'latency_ms': {'p50': ms(percentile(lat, 50)), 'p99': ms(percentile(lat, 99)),
                            'max': ms(lat[-1] if lat else None),
@@ -340,22 +351,23 @@ def ms(v):
 
 # --- output --------------------------------------------------------------------
 def table(summaries, args):
-    head = ['config', 'calls', 'answered', 'deferred', 'p50 ms', 'p99 ms', 'max ms',
+    head = ['config', 'calls', 'answered', 'deferred', 'stranded', 'p50 ms', 'p99 ms', 'max ms',
             'suspend cycles', '% asleep']
     rows = []
     for s in summaries:
         if 'error' in s:
-            rows.append([f"({s['config']}) {s['label']}", 'ERROR: ' + s['error'][:60]] + [''] * 7)
+            rows.append([f"({s['config']}) {s['label']}", 'ERROR: ' + s['error'][:60]] + [''] * 8)
             continue
         lat = s['latency_ms']
         fmt = (lambda v: '-' if v is None else f'{v:.0f}')
         rows.append([f"({s['config']}) {s['label']}", str(s['calls']), str(s['answered']),
-                     str(s['deferred']), fmt(lat['p50']), fmt(lat['p99']), fmt(lat['max']),
+                     str(s['deferred']), str(s['stranded']), fmt(lat['p50']), fmt(lat['p99']), fmt(lat['max']),
                      '-' if s['suspend_cycles'] is None else str(s['suspend_cycles']),
                      '-' if s['asleep_pct'] is None else f"{s['asleep_pct']:.1f}"])
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(len(head))]
-    out = [f'incoming-call race: seed {args.seed}, {args.calls} calls, deferred = not answered '
-           f'within {args.bound_ms} ms, client work {args.work_ms} ms']
+    out = [f'incoming-call race: seed {args.seed}, {args.calls} calls, client work {args.work_ms} ms; '
+           f'deferred = not answered within {args.bound_ms} ms; stranded = the guest fell '
+           f'asleep with the call unanswered']
     line = '  '.join(h.ljust(widths[0]) if i == 0 else h.rjust(widths[i]) for i, h in enumerate(head))
     out += [line, '-' * len(line)]
     for r in rows:
@@ -388,8 +400,9 @@ def svg(results, args, window):
         if 'error' in s:
             o.append(f'<text x="10" y="{y + lane_h / 2 + 12}" fill="#b00">error</text>')
             continue
-        o.append(f'<text x="10" y="{y + lane_h / 2 + 12}" fill="#444">{s["deferred"]} deferred, '
-                 f'{s["suspend_cycles"]} cycles, {s["asleep_pct"]}% asleep</text>')
+        o.append(f'<text x="10" y="{y + lane_h / 2 + 12}" fill="#444">{s["deferred"]} deferred '
+                 f'({s["stranded"]} stranded), {s["suspend_cycles"]} cycles, '
+                 f'{s["asleep_pct"]}% asleep</text>')
         end = min(tl['end'], span)
         o.append(f'<rect x="{left}" y="{y}" width="{end * sx:.1f}" height="{lane_h}" fill="#fdf3c4"/>')
         for a, b in tl['asleep']:
@@ -523,6 +536,8 @@ def main():
               + (f": {s['problems'][:2]}" if s['problems'] else ''))
         judge(s['deferred'] == 0, f"({s['config']}) 0 deferred calls (got {s['deferred']} of "
               f"{s['calls']}, bound {args.bound_ms} ms)")
+        judge(s['stranded'] == 0, f"({s['config']}) 0 calls stranded by a suspend (got "
+              f"{s['stranded']})")
         cyc = s['suspend_cycles'] or 0
         judge(cyc >= args.min_cycles, f"({s['config']}) suspended: {cyc} cycles "
               f"(need >= {args.min_cycles}), {s['asleep_pct']}% asleep")

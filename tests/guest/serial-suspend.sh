@@ -37,7 +37,18 @@ echo 5 >/proc/sys/kernel/printk
 [ -f $TTY/wakeup_hold_ms ] && echo $HOLD >$TTY/wakeup_hold_ms
 settle
 
-# B. Schedule the host's writes: K messages, then sentinels that keep waking
+# B. The reader, started first (scheduling the writes takes a while on a
+# loaded host): builtins only, so it is quick to take each message.
+: >/tmp/rx
+(
+	while IFS= read -r -n 4 msg; do
+		read -r up _ </proc/uptime
+		echo "$msg $up" >>/tmp/rx
+	done <&3
+) &
+reader=$!
+
+# Schedule the host's writes: K messages, then sentinels that keep waking
 # the guest until the suspend loop has noticed the end.
 : >/tmp/sched
 i=1
@@ -52,16 +63,6 @@ end=$(($(now_ms) + D * 1000 + 3000))
 for s in 2 3 4 5 6 7 8 9 10 11 12; do
 	host after $((D * 1000 + 1000 * s)) modem-write ZZZZ
 done
-
-# The reader: builtins only, so it is quick to take each message.
-: >/tmp/rx
-(
-	while IFS= read -r -n 4 msg; do
-		read -r up _ </proc/uptime
-		echo "$msg $up" >>/tmp/rx
-	done <&3
-) &
-reader=$!
 
 s0=$(suspend_stat success) f0=$(suspend_stat fail)
 wfail=0 sfail=0 cycles=0
