@@ -53,10 +53,19 @@ kernel-pristine: deps
 guest-image: deps
 	@scripts/kernel.sh $(VARIANT)
 	@scripts/modules.sh $(VARIANT) build/modules/$(VARIANT)
-	@$(MAKE) --no-print-directory userspace-guest examples-guest
+	@$(MAKE) --no-print-directory userspace-guest examples-guest guest-tests
 	@scripts/initramfs.sh build/guest/initramfs-$(VARIANT).cpio.gz build/modules/$(VARIANT)
 
 modules: guest-image
+
+# Test programs that run in the guest (tests/guest/*.c), static: the guest
+# has no libc.
+GUEST_TEST_PROGS := $(patsubst tests/guest/%.c,build/guest/bin/%,$(wildcard tests/guest/*.c))
+.PHONY: guest-tests
+guest-tests: $(GUEST_TEST_PROGS)
+build/guest/bin/%: tests/guest/%.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -static -o $@ $<
 
 check: deps
 	@scripts/check.sh

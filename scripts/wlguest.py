@@ -213,6 +213,7 @@ class HostActions:
         self.guest = guest
         self.pending = []    # [(predicate, action)] checked on every tick
         self.expired = []    # "when" requests whose pattern never showed
+        self.cancelled = set()  # ids of "every" requests to stop
 
     def request(self, line):
         m = REQUEST.search(line)
@@ -247,6 +248,20 @@ class HostActions:
             self.pending.append((
                 lambda line: (line is not None and pattern.search(line))
                 or time.monotonic() > deadline, fire))
+        elif cmd == 'every':
+            # Repeat CMD every MS ms until "cancel <id>": a wake source that
+            # outlasts any schedule, for loops that stop on what they receive.
+            period = int(args[0]) / 1000
+
+            def repeat():
+                if rid in self.cancelled:
+                    return
+                self._start(rid, args[1:], ack=False)
+                due = time.monotonic() + period
+                self.pending.append((lambda line: time.monotonic() >= due, repeat))
+            repeat()
+        elif cmd == 'cancel':
+            self.cancelled.add(args[0])
         elif cmd == 'modem-write':
             g.modem_write(' '.join(args).encode())
         elif cmd == 'modem-hex':

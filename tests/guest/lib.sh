@@ -8,6 +8,8 @@
 #   host after MS CMD ARGS...        ack at once, run CMD in MS milliseconds
 #   host when REGEX CMD ARGS...      ack at once, run CMD when a console line
 #                                    matches REGEX (one word; give up after 60 s)
+#   host every MS CMD ARGS...        ack at once, run CMD now and every MS ms
+#                                    until "host cancel ID" (ID = $_host_seq)
 #   host wakeup                      QMP system_wakeup (wakes the guest from S3)
 #   host modem-read N MS             read up to N bytes the guest sent on ttyS1
 #                                    (waits at most MS ms); the ack carries them
