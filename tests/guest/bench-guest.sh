@@ -27,13 +27,8 @@ msg "scale"
 for c in 1 10 100 1000; do wlbench scale $c $scale_s || fail "wlbench scale $c"; done
 
 msg "idle cost"
-wl-guest-hold bench-idle-keeper >/tmp/keeper.out 2>&1 &
-keeper=$!
-i=0
-until grep -q held /tmp/keeper.out; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "keeper: $(cat /tmp/keeper.out)"
-	sleep 0.1
-done
+start_holder bench-idle-keeper /tmp/keeper.out
+keeper=$holder
 echo bench-keep >/sys/power/wake_unlock
 wlbench idle $idle_s || fail "wlbench idle"
 

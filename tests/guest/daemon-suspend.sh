@@ -11,13 +11,7 @@ json_field() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" /run/wakelockd/stats.json; 
 echo daemon-test-start >/sys/power/wake_lock
 start_daemon --state freeze --min-awake-ms 3000 \
 	--stats-file /run/wakelockd/stats.json --log-level info
-wl-guest-hold test-holder >/tmp/holder.out 2>&1 &
-holder=$!
-i=0
-until grep -q held /tmp/holder.out; do
-	i=$((i + 1)); [ $i -lt 50 ] || fail "holder never got its hold: $(cat /tmp/holder.out)"
-	sleep 0.1
-done
+start_holder test-holder /tmp/holder.out
 echo daemon-test-start >/sys/power/wake_unlock
 base=$(suspend_stat success)
 sleep 3

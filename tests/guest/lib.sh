@@ -69,3 +69,15 @@ start_daemon() {
 		sleep 0.1
 	done
 }
+
+# start_holder NAME OUT: run wl-guest-hold NAME in the background (output in
+# OUT, pid in $holder) and wait until it reports its hold is taken.
+start_holder() {
+	wl-guest-hold "$1" >"$2" 2>&1 &
+	holder=$!
+	_i=0
+	until grep -q held "$2"; do
+		_i=$((_i + 1)); [ $_i -lt 100 ] || fail "$1 never got its hold: $(cat "$2")"
+		sleep 0.1
+	done
+}
