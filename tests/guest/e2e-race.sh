@@ -8,6 +8,8 @@
 #   wlwork=MS                 the client's work per call (default 20)
 #   wlhold=MS                 ttyS1 wakeup_hold_ms, where the kernel has it
 #   wldaemon=ARGS             extra wakelockd options, ',' for ' '
+#   wlrunms=MS                how long the naive loop runs (the host sets it
+#                             to the schedule's length plus the bound)
 # Lines for the host start with "@@E2E" and go straight to /dev/console (the
 # TAP comment pipe may be frozen by a suspend before it prints them); the run
 # ends when the host sends "EXIT" to the client on the modem line.
@@ -18,6 +20,7 @@ work=$(param wlwork); work=${work:-20}
 client_args=$(param wlclient | tr ',' ' ')
 daemon_args=$(param wldaemon | tr ',' ' ')
 hold=$(param wlhold)
+run_ms=$(param wlrunms)
 TTY=/sys/class/tty/ttyS1
 
 stats() {
@@ -81,7 +84,9 @@ sleep 0.2
 kill -0 "$client_pid" 2>/dev/null || fail "the client died at start"
 report "READY mode=$mode work=$work client=$(echo $client_args | tr ' ' ,) $(stats)"
 if [ "$mode" = naive ]; then
-	naive-suspend --state freeze &
+	# It stops by itself: between two of its suspends neither this shell nor
+	# the client may get to run for minutes, so a kill could come too late.
+	naive-suspend --state freeze ${run_ms:+--run-ms $run_ms} &
 	pm_pid=$!
 fi
 echo e2e-setup >/sys/power/wake_unlock
