@@ -112,11 +112,21 @@ static void count_errno(struct wl_shm_dstats *st, int err)
 	st->by_errno[i].count++;
 }
 
+/* Published under the segment lock like every other statistic: readers
+ * (the stats file, `wakelock status`) copy the statistics as a whole. */
+static void set_backoff_ms(struct wl_shm_header *hdr, uint64_t ms)
+{
+	if (wl_lock(hdr) == 0) {
+		hdr->dstats.backoff_ms = ms;
+		wl_unlock(hdr);
+	}
+}
+
 static void backoff_sleep(struct powerloop *pl)
 {
 	uint64_t ms = backoff_next(&pl->bo);
 
-	__atomic_store_n(&pl->hdr->dstats.backoff_ms, ms, __ATOMIC_RELAXED);
+	set_backoff_ms(pl->hdr, ms);
 	set_dstate(pl, WL_D_GRACE);
 	log_debug("backing off %llu ms", (unsigned long long)ms);
 	pl->clk->sleep_ns(pl->clk, ms * 1000000u);
@@ -288,7 +298,7 @@ int powerloop_cycle(struct powerloop *pl)
 		backoff_sleep(pl);
 	} else {
 		backoff_reset(&pl->bo);
-		__atomic_store_n(&hdr->dstats.backoff_ms, 0, __ATOMIC_RELAXED);
+		set_backoff_ms(hdr, 0);
 		if (p->min_awake_ms) {
 			/* Grace period: let user space react to whatever woke us. */
 			set_dstate(pl, WL_D_GRACE);

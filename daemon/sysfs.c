@@ -156,7 +156,9 @@ static void sb_interrupt(struct power_backend *be)
 {
 	struct sysfs_backend *b = (struct sysfs_backend *)be;
 
-	if (b->have_thread)
+	/* Pairs with the release in sysfs_set_thread(): a stop can arrive
+	 * while the power thread is still starting. */
+	if (__atomic_load_n(&b->have_thread, __ATOMIC_ACQUIRE))
 		pthread_kill(b->thread, SIGUSR2);
 }
 
@@ -165,7 +167,7 @@ void sysfs_set_thread(struct power_backend *be)
 	struct sysfs_backend *b = (struct sysfs_backend *)be;
 
 	b->thread = pthread_self();
-	b->have_thread = 1;
+	__atomic_store_n(&b->have_thread, 1, __ATOMIC_RELEASE);
 }
 
 static void on_sigusr2(int sig)

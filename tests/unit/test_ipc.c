@@ -201,7 +201,9 @@ static void test_exit_while_holding_is_reaped(void **st)
 	}
 	assert_int_equal(read(p[0], &ch, 1), 1);
 	waitpid(pid, &status, 0);
-	assert_true(hd_wait_for(no_live_slots, e, 100));   /* reaped within 100 ms */
+	/* Reaping is driven by the socket's hang-up, not a poll: the bound is
+	 * only a liveness limit, generous for a loaded host under TSan. */
+	assert_true(hd_wait_for(no_live_slots, e, 2000));
 	assert_int_equal(counter(e), 0);
 	close(p[0]);
 	close(p[1]);
@@ -376,7 +378,7 @@ static void test_same_pid_new_client(void **st)
 	assert_int_equal(counter(e), 1);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
-	assert_true(hd_wait_for(no_live_slots, e, 100));
+	assert_true(hd_wait_for(no_live_slots, e, 2000));
 	assert_int_equal(counter(e), 0);
 	close(p[0]);
 	close(p[1]);
