@@ -390,7 +390,7 @@ def svg(results, args, window):
     """Timeline: one lane per configuration; asleep intervals dark, awake
     light; each call a tick above the lane, its answer a tick below, joined
     by a line (green in time, red deferred or never answered)."""
-    W, left, right, lane_h, gap, top = 1400, 250, 20, 46, 34, 56
+    W, left, right, lane_h, gap, top = 1500, 360, 20, 46, 34, 56
     span = window
     sx = (W - left - right) / span
     H = top + len(results) * (lane_h + gap) + 40
