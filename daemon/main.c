@@ -26,8 +26,6 @@
 #include "sdnotify.h"
 #include "segfile.h"
 
-#define IDX_SIGNAL 0xfffffffeu
-
 static void to_params(const struct wld_config *c, struct power_params *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -245,6 +243,9 @@ static int start(struct daemon *d, char *err, size_t errlen)
 	r = server_open(d, err, errlen);
 	if (r < 0)
 		return r;
+	r = alarms_open(d, err, errlen);
+	if (r < 0)
+		return r;
 
 	snprintf(d->stats_path, sizeof(d->stats_path), "%s", d->cfg.stats_file);
 	to_params(&d->cfg, &p);
@@ -280,6 +281,7 @@ static void stop(struct daemon *d)
 	}
 	stats_write_file(d->stats_path, d->seg.hdr);
 	server_close(d);
+	alarms_close(d);
 	segfile_retire(d->cfg.shm_path, &d->seg);
 	powerloop_destroy(&d->pl);
 	real_clock_free(d->clk);
@@ -318,7 +320,7 @@ int main(int argc, char **argv)
 
 	d.argc = argc;
 	d.argv = argv;
-	d.listen_fd = d.epfd = d.sig_fd = d.pid_fd = -1;
+	d.listen_fd = d.epfd = d.sig_fd = d.pid_fd = d.alarm_fd = -1;
 	r = config_build(argc, argv, &d.cfg, err, sizeof(err));
 	if (r == CONFIG_EXIT)
 		return 0;
