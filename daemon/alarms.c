@@ -38,16 +38,27 @@ static uint64_t boot_now(void)
 int alarms_open(struct daemon *d, char *err, size_t errlen)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLWAKEUP, .data.u32 = IDX_ALARM };
-	int wakes = 1;
+	struct timespec res;
+	const char *why = NULL;
 
-	d->alarm_fd = timerfd_create(CLOCK_BOOTTIME_ALARM, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (d->alarm_fd < 0) {
-		/* EPERM without CAP_WAKE_ALARM, EINVAL or another errno on
-		 * kernels without alarm timers: alarms still fire while the
-		 * system is awake, and after any other wake-up. */
+	/*
+	 * An alarm timer without an RTC that can wake the system would be
+	 * created all the same and silently never wake it: the kernel tells
+	 * by refusing clock_getres() on the alarm clock.  EPERM below means
+	 * no CAP_WAKE_ALARM.
+	 */
+	if (clock_getres(CLOCK_BOOTTIME_ALARM, &res) < 0) {
+		why = "no RTC with alarm support";
+	} else {
+		d->alarm_fd = timerfd_create(CLOCK_BOOTTIME_ALARM, TFD_CLOEXEC | TFD_NONBLOCK);
+		if (d->alarm_fd < 0)
+			why = errno == EPERM ? "no CAP_WAKE_ALARM" : strerror(errno);
+	}
+	if (why) {
+		/* Alarms still fire while the system is awake, and after any
+		 * other wake-up. */
 		log_warn("CLOCK_BOOTTIME_ALARM unavailable (%s): wake alarms cannot wake a "
-		         "suspended system (needs CAP_WAKE_ALARM and an RTC alarm)", strerror(errno));
-		wakes = 0;
+		         "suspended system", why);
 		d->alarm_fd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
 	}
 	if (d->alarm_fd < 0) {
@@ -60,7 +71,7 @@ int alarms_open(struct daemon *d, char *err, size_t errlen)
 		snprintf(err, errlen, "epoll (alarm timer): %s", strerror(errno));
 		return -errno;
 	}
-	d->seg.hdr->dstats.alarm_wakes = (uint32_t)wakes;
+	d->seg.hdr->dstats.alarm_wakes = why ? 0 : 1;
 	return 0;
 }
 

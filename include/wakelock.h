@@ -134,7 +134,7 @@ int wl_epoll_wait(wl_hold *h, int epfd, struct epoll_event *events,
  * suspend, and to keep it awake until the client has done its work.  When
  * the alarm fires the daemon FIRST acquires a hold named "alarm:NAME" of
  * this client, THEN makes wl_alarm_fd() readable; the hold lasts until
- * wl_alarm_done() or until the daemon's safety timeout (alarm_timeout_ms,
+ * wl_alarm_done() or until the daemon's safety timeout ([alarm] timeout_ms,
  * 10 s by default) lapses, whichever comes first.  So the work started
  * after wl_alarm_wait() returns runs before the system can suspend again.
  *

@@ -463,6 +463,49 @@ static void test_daemon_exit_ends_wait(void **st)
 	wl_client_close(c);
 }
 
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[2048];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static void test_cli_shows_alarms(void **st)
+{
+	struct env *e = *st;
+	const char *w = hd_bin("wakelock");
+	char bin[4200];
+	wl_client *c;
+	wl_alarm *a, *b;
+
+	snprintf(bin, sizeof(bin), "%s", w);
+	assert_int_equal(wl_client_open(NULL, "shown", &c), 0);
+	assert_int_equal(wl_alarm_create(c, "tick", &a), 0);
+	assert_int_equal(wl_alarm_create(c, "later", &b), 0);
+	assert_int_equal(wl_alarm_set(b, 3600000, 0, 0), 0);
+	assert_int_equal(sh("%s status --json | grep -q '\"alarms_armed\":1,'", bin), 0);
+	assert_int_equal(wl_alarm_set(a, 0, 0, 0), 0);
+	assert_int_equal(wl_alarm_wait(a, 5000), 1);
+	/* Held on the client's behalf, under the alarm's name. */
+	assert_int_equal(sh("%s list --json | grep -q '\"hold\":\"alarm:tick\",\"state\":\"held\"'",
+	                    bin), 0);
+	assert_int_equal(sh("%s stats --json | grep -q '\"name\":\"shown\".*\"alarm_fires\":1,'",
+	                    bin), 0);
+	assert_int_equal(sh("%s stats --json | grep -q '\"alarm_wakeups\":[1-9]'", bin), 0);
+	assert_int_equal(sh("%s stats | grep -q 'alarms: [1-9][0-9]* fired in'", bin), 0);
+	assert_int_equal(wl_alarm_done(a), 0);
+	assert_int_equal(sh("%s list --json | grep -q 'alarm:tick'", bin), 256);
+	(void)e;
+	wl_alarm_destroy(a);
+	wl_alarm_destroy(b);
+	wl_client_close(c);
+}
+
 /* Without CAP_WAKE_ALARM the daemon falls back to CLOCK_BOOTTIME: it says
  * so and alarms still fire while the system is awake. */
 static int fallback_child(void)
@@ -528,6 +571,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_denied_client_alarm_fires_without_holding,
 		                                setup_deny, teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_exit_ends_wait, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cli_shows_alarms, setup, teardown),
 		cmocka_unit_test(test_fallback_clock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
