@@ -89,8 +89,11 @@ build/host/libwakelock.pc: lib/libwakelock.pc.in
 build/host/example-hold: tests/unit/example_hold.c build/host/libwakelock.so
 	$(US_CC) $(US_CFLAGS) -o $@ $< -Lbuild/host -lwakelock -Wl,-rpath,'$$ORIGIN'
 
+build/host/example-alarm: tests/unit/example_alarm.c build/host/libwakelock.so
+	$(US_CC) $(US_CFLAGS) -o $@ $< -Lbuild/host -lwakelock -Wl,-rpath,'$$ORIGIN'
+
 userspace: build/host/libwakelock.so build/host/libwakelock.a build/host/libwakelock.pc \
-	build/host/wakelockd build/host/wakelock build/host/example-hold
+	build/host/wakelockd build/host/wakelock build/host/example-hold build/host/example-alarm
 
 # --- guest: static programs ------------------------------------------------
 userspace-guest: build/guest/wakelockd build/guest/wakelock build/guest/tests/wl-guest-hold
@@ -105,7 +108,8 @@ build/guest/tests/wl-guest-hold: build/guest/obj/tests/unit/wl_guest_hold.o buil
 # --- unit tests -----------------------------------------------------------
 US_RUN := tests/unit/run.sh
 check-unit: $(addprefix build/host/tests/,$(US_TESTS)) $(addprefix build/asan/tests/,$(US_TESTS)) \
-	    $(addprefix build/tsan/tests/,$(US_TSAN_TESTS)) build/host/example-hold
+	    $(addprefix build/tsan/tests/,$(US_TSAN_TESTS)) build/host/example-hold \
+	    build/host/example-alarm
 	@mkdir -p build/results
 	sh $(US_RUN) build/results \
 		$(addprefix host:build/host/tests/,$(US_TESTS)) \

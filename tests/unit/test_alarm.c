@@ -506,6 +506,21 @@ static void test_cli_shows_alarms(void **st)
 	wl_client_close(c);
 }
 
+/* The example program, linked against libwakelock.so alone (host build
+ * only): the exported WAKELOCK_1.1 symbols are enough for a client. */
+static void test_example_program(void **st)
+{
+	char bin[4200];
+	(void)st;
+
+	snprintf(bin, sizeof(bin), "%s", hd_bin("example-alarm"));
+	if (access(bin, X_OK) != 0)
+		skip();
+	/* Three expiries (some may be reported together), then exit 0. */
+	assert_int_equal(sh("out=$(timeout 10 %s ex 20 20 3) && echo \"$out\" | "
+	                    "awk -F'[()]' '/^woken/ { n += $2 } END { exit n < 3 }'", bin), 0);
+}
+
 /* Without CAP_WAKE_ALARM the daemon falls back to CLOCK_BOOTTIME: it says
  * so and alarms still fire while the system is awake. */
 static int fallback_child(void)
@@ -572,6 +587,7 @@ int main(void)
 		                                setup_deny, teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_exit_ends_wait, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli_shows_alarms, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_example_program, setup, teardown),
 		cmocka_unit_test(test_fallback_clock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
