@@ -31,8 +31,16 @@ void alarm_sched_cancel(struct wl_alarm_times *t)
 
 uint64_t alarm_sched_latest(const struct wl_alarm_times *t)
 {
-	/* Bounded by ALARM_SCHED_MAX_NS when armed (set and fire check). */
-	return t->due ? t->due + t->window : 0;
+	uint64_t l;
+
+	if (!t->due)
+		return 0;
+	/* set() and fire() keep it below ALARM_SCHED_MAX_NS; the segment is
+	 * writable by its clients, though, and a wrapped sum would fire the
+	 * timer in the past for an alarm not yet due, over and over. */
+	if (__builtin_add_overflow(t->due, t->window, &l) || l > ALARM_SCHED_MAX_NS)
+		return ALARM_SCHED_MAX_NS;
+	return l;
 }
 
 uint64_t alarm_sched_merge(uint64_t next, const struct wl_alarm_times *t)

@@ -62,8 +62,10 @@ int alarms_open(struct daemon *d, char *err, size_t errlen)
 		d->alarm_fd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
 	}
 	if (d->alarm_fd < 0) {
-		snprintf(err, errlen, "timerfd: %s", strerror(errno));
-		return -errno;
+		/* A kernel without timerfd (CONFIG_TIMERFD=n): holds matter
+		 * more than alarms, run without them. */
+		log_error("timerfd: %s: wake alarms unavailable", strerror(errno));
+		return 0;
 	}
 	/* Without CAP_BLOCK_SUSPEND the kernel ignores EPOLLWAKEUP; the
 	 * daemon normally has it (it runs as root). */
@@ -98,6 +100,8 @@ void alarms_rearm(struct daemon *d)
 	struct itimerspec its;
 	uint64_t next = 0;
 
+	if (d->alarm_fd < 0)
+		return;
 	for (uint32_t k = 0; k < hdr->nlive; k++) {
 		struct wl_shm_slot *s = &hdr->slots[hdr->order[k]];
 
@@ -253,10 +257,14 @@ void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_alarm 
 	const char *why = NULL;
 	int r;
 
-	if (c->slot < 0) {
+	if (c->slot < 0 || d->alarm_fd < 0) {
 		if (fd >= 0)
 			close(fd);
-		server_reply(c, -EINVAL, 0, 0, -1, "alarms belong to a registered client");
+		if (c->slot < 0)
+			server_reply(c, -EINVAL, 0, 0, -1, "alarms belong to a registered client");
+		else
+			server_reply(c, -EOPNOTSUPP, 0, 0, -1, "wakelockd has no timer for alarms "
+			             "(kernel without timerfd)");
 		return;
 	}
 	if (m->req.op == WL_OP_ALARM_CREATE) {

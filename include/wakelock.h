@@ -140,7 +140,8 @@ int wl_epoll_wait(wl_hold *h, int epfd, struct epoll_event *events,
  *
  * wl_alarm_create(): name as for holds but shorter than WL_ALARM_NAME_MAX.
  *   Errors: -EINVAL, -ENAMETOOLONG, -ENOSPC (WL_MAX_ALARMS_PER_CLIENT = 16
- *   alarms, or no hold left for it), -ENOMEM, -ENOTCONN.
+ *   alarms, or no hold left for it), -ENOMEM, -ENOTCONN, -EOPNOTSUPP (the
+ *   daemon runs on a kernel without timerfd).
  * wl_alarm_set(): first expiry first_ms from now (CLOCK_BOOTTIME: time
  *   asleep counts), then every period_ms (0 = one-shot); each expiry may
  *   be delayed by up to window_ms so that several alarms share one

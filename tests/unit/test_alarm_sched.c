@@ -153,6 +153,11 @@ static void test_limits(void **st)
 	t = (struct wl_alarm_times){ .due = ALARM_SCHED_MAX_NS - 5 * MS, .period = 10 * MS };
 	alarm_sched_fire(&t, t.due);
 	assert_int_equal(t.due, 0);
+	/* Times scribbled into the segment: the sum saturates instead of
+	 * wrapping into the past (which would spin the daemon's timer). */
+	t = (struct wl_alarm_times){ .due = T0, .window = UINT64_MAX };
+	assert_int_equal(alarm_sched_latest(&t), ALARM_SCHED_MAX_NS);
+	assert_false(alarm_sched_due(&t, T0 - 1));
 }
 
 /* Random alarms through the daemon's loop (timer at next(), fire what is
