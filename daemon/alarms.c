@@ -211,7 +211,11 @@ static void do_create(struct daemon *d, struct conn *c, const char *name, int fd
 		goto out;
 	}
 	if (fd < 0 || check_eventfd(fd) < 0) {
-		server_reply(c, -EINVAL, 0, 0, -1, "an alarm needs an eventfd");
+		/* No descriptor at all may also mean the daemon ran out of
+		 * them (the kernel then drops it): say both. */
+		server_reply(c, -EINVAL, 0, 0, -1, fd < 0 ?
+		             "no eventfd received (none sent, or wakelockd is out of descriptors)" :
+		             "an alarm needs an eventfd");
 		goto out;
 	}
 	snprintf(hold, sizeof(hold), WL_ALARM_HOLD_PREFIX "%s", name);

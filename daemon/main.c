@@ -184,19 +184,21 @@ static void ready(int *ready_fd)
 	}
 }
 
-/* One descriptor per connection (WLD_MAX_CONNS) plus our own: raise the
- * soft limit towards the hard one if the default (often 1024) is short. */
+/* One descriptor per connection (WLD_MAX_CONNS) and per wake alarm, plus
+ * our own: raise the soft limit towards the hard one if the default (often
+ * 1024) is short. */
 static void raise_nofile(void)
 {
 	struct rlimit rl;
-	rlim_t want = WLD_MAX_CONNS + 64;
+	rlim_t want = WLD_MAX_CONNS + WL_MAX_CLIENTS * WL_MAX_ALARMS_PER_CLIENT + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
 		return;
 	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
-		log_warn("descriptor limit %llu: fewer than %u clients can register",
-		         (unsigned long long)rl.rlim_cur, (unsigned)WL_MAX_CLIENTS);
+		log_warn("descriptor limit %llu: fewer than %u clients can register, or "
+		         "fewer than %u alarms each", (unsigned long long)rl.rlim_cur,
+		         (unsigned)WL_MAX_CLIENTS, (unsigned)WL_MAX_ALARMS_PER_CLIENT);
 }
 
 static int start(struct daemon *d, char *err, size_t errlen)

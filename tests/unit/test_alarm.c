@@ -3,6 +3,7 @@
  * /sys), over the socket, the segment and the alarm's eventfd. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -463,6 +464,61 @@ static void test_daemon_exit_ends_wait(void **st)
 	wl_client_close(c);
 }
 
+struct worker {
+	wl_client *c;
+	int errors;
+	int fires;
+};
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	wl_alarm *a;
+
+	if (wl_alarm_create(w->c, "thread", &a) < 0) {
+		w->errors++;
+		return NULL;
+	}
+	for (int i = 0; i < 5; i++) {
+		int r;
+
+		if (wl_alarm_set(a, 5, 0, 5) < 0)
+			w->errors++;
+		r = wl_alarm_wait(a, 5000);
+		if (r < 1 || wl_alarm_done(a) < 0)
+			w->errors++;
+		else
+			w->fires += r;
+	}
+	wl_alarm_destroy(a);
+	return NULL;
+}
+
+/* One client, several threads, each with its own alarm: requests on the
+ * shared socket must not mix up their replies. */
+static void test_threads_share_a_client(void **st)
+{
+	enum { N = 6 };
+	struct env *e = *st;
+	struct worker w[N];
+	pthread_t t[N];
+	wl_client *c;
+
+	assert_int_equal(wl_client_open(NULL, "threads", &c), 0);
+	for (int i = 0; i < N; i++) {
+		w[i] = (struct worker){ .c = c };
+		assert_int_equal(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(w[i].errors, 0);
+		assert_int_equal(w[i].fires, 5);
+	}
+	assert_int_equal(counter(e), 0);
+	assert_int_equal(slot_of(e, c)->alarm_fires, N * 5);
+	wl_client_close(c);
+}
+
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int sh(const char *fmt, ...)
 {
@@ -586,6 +642,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_denied_client_alarm_fires_without_holding,
 		                                setup_deny, teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_exit_ends_wait, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads_share_a_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli_shows_alarms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_example_program, setup, teardown),
 		cmocka_unit_test(test_fallback_clock),
