@@ -49,7 +49,7 @@ static int setup(void **st)
 /* A short safety timeout, for the test of a client that never finishes. */
 static int setup_short_timeout(void **st)
 {
-	static const char *const extra[] = { "--alarm-timeout-ms", "150", NULL };
+	static const char *const extra[] = { "--alarm-timeout-ms", "1500", NULL };
 	return start_with(st, extra);
 }
 
@@ -282,9 +282,9 @@ static void test_timeout_releases_hold(void **st)
 	assert_int_equal(wl_alarm_set(a, 10, 0, 0), 0);
 	assert_int_equal(wl_alarm_wait(a, 5000), 1);
 	assert_int_equal(counter(e), 1);
-	/* No wl_alarm_done: the daemon's timeout (150 ms here) releases it
+	/* No wl_alarm_done: the daemon's timeout (1.5 s here) releases it
 	 * although this process does nothing. */
-	assert_true(hd_wait_for(counter_zero, e, 5000));
+	assert_true(hd_wait_for(counter_zero, e, 10000));
 	assert_int_equal(h->active, 0);
 	assert_int_equal(slot_of(e, c)->expire_count, 1);
 	assert_int_equal(wl_alarm_done(a), 0);            /* late, but not an error */
@@ -367,9 +367,10 @@ static void test_overlapping_windows_share_a_wakeup(void **st)
 	assert_int_equal(wl_alarm_done(a), 0);
 	assert_int_equal(wl_alarm_done(b), 0);
 	assert_int_equal(counter(e), 0);
-	/* As late as a's window allows: a 400 ms late, b 300 ms at least. */
+	/* As late as a's window allows (400 ms); b late too, by 300 ms less
+	 * the time between the two requests. */
 	assert_true(slot_of(e, c)->alarm_late_max_ns >= 400 * MS);
-	assert_true(slot_of(e, c)->alarm_late_ns >= 700 * MS);
+	assert_true(slot_of(e, c)->alarm_late_ns > slot_of(e, c)->alarm_late_max_ns);
 	wl_alarm_destroy(a);
 	wl_alarm_destroy(b);
 	wl_client_close(c);
