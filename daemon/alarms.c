@@ -74,7 +74,16 @@ int alarms_open(struct daemon *d, char *err, size_t errlen)
 		return -errno;
 	}
 	d->seg.hdr->dstats.alarm_wakes = why ? 0 : 1;
+	alarms_set_timeout(d);
 	return 0;
+}
+
+void alarms_set_timeout(struct daemon *d)
+{
+	if (wl_lock(d->seg.hdr) == 0) {
+		d->seg.hdr->alarm_timeout_ms = d->cfg.alarm_timeout_ms;
+		wl_unlock(d->seg.hdr);
+	}
 }
 
 void alarms_close(struct daemon *d)
@@ -126,8 +135,16 @@ static void fire(struct daemon *d, uint32_t slot, uint32_t j, uint64_t boot, uin
 	uint64_t late = alarm_sched_fire(&al->t, boot), one = 1;
 	int ci = d->slot_conn[slot];
 
-	/* Fails only if the client freed the hold itself (it is closing). */
-	wl_table_acquire(hdr, slot, al->hold, (uint64_t)d->cfg.alarm_timeout_ms * 1000000u, mono);
+	/*
+	 * A fresh hold only for a client that finished its earlier fires:
+	 * one still busy with them is covered by the hold it has (renewed by
+	 * its wl_alarm_done), and one that stopped finishing must not keep
+	 * the system awake for ever by a period shorter than the timeout.
+	 * Fails only if the client freed the hold itself (it is closing).
+	 */
+	if (al->done_seq == al->fired_seq)
+		wl_table_acquire(hdr, slot, al->hold, (uint64_t)d->cfg.alarm_timeout_ms * 1000000u,
+		                 mono);
 	al->fired_seq++;
 	al->last_fired = boot;
 	s->alarm_fires++;

@@ -58,6 +58,8 @@ int daemon_reload(struct daemon *d);   /* main.c */
 /* alarms.c: wake alarms, in the main thread. */
 int alarms_open(struct daemon *d, char *err, size_t errlen);
 void alarms_close(struct daemon *d);
+/* Publish cfg.alarm_timeout_ms in the segment (start, reload). */
+void alarms_set_timeout(struct daemon *d);
 /* The timer expired: fire what is due, re-arm. */
 void alarms_timer_event(struct daemon *d);
 /* An alarm request of a connection; replies.  fd: a passed descriptor

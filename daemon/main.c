@@ -78,6 +78,7 @@ int daemon_reload(struct daemon *d)
 	to_params(&n, &p);
 	powerloop_set_params(&d->pl, &p);
 	server_apply_policy(d);
+	alarms_set_timeout(d);
 	log_info("configuration reloaded (state %s, min_awake %u ms, %u denied)", n.state,
 	         n.min_awake_ms, n.ndeny);
 	sd_notify_send("READY=1");

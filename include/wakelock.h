@@ -137,6 +137,11 @@ int wl_epoll_wait(wl_hold *h, int epfd, struct epoll_event *events,
  * wl_alarm_done() or until the daemon's safety timeout ([alarm] timeout_ms,
  * 10 s by default) lapses, whichever comes first.  So the work started
  * after wl_alarm_wait() returns runs before the system can suspend again.
+ * A fire that comes while the client is still busy with an earlier one
+ * takes no hold of its own: wl_alarm_done() for the earlier one renews
+ * the hold for it.  A client that stops calling wl_alarm_done() thus keeps
+ * the system awake for one timeout, not for ever, and holds again only
+ * once it has called it.
  *
  * wl_alarm_create(): name as for holds but shorter than WL_ALARM_NAME_MAX.
  *   Errors: -EINVAL, -ENAMETOOLONG, -ENOSPC (WL_MAX_ALARMS_PER_CLIENT = 16
@@ -159,8 +164,8 @@ int wl_epoll_wait(wl_hold *h, int epfd, struct epoll_event *events,
  *   0 on timeout, or a negative errno (-ENOTCONN when the daemon exits).
  * wl_alarm_done(): the work for the fires seen by wl_alarm_wait() is
  *   finished: the alarm's hold is released, unless the alarm fired again
- *   meanwhile (then the fd is readable again and the hold stays for that
- *   fire).  -EINVAL if wl_alarm_wait() reported no fire since the last
+ *   meanwhile (then the fd is readable again and the hold is renewed for
+ *   a full timeout, for that fire).  -EINVAL if wl_alarm_wait() reported no fire since the last
  *   call.  A hold already released by the safety timeout is not an error.
  * wl_alarm_destroy(): cancel, release its hold and free.  NULL is ignored.
  *

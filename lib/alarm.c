@@ -197,7 +197,7 @@ int wl_alarm_wait(wl_alarm *a, int timeout_ms)
 int wl_alarm_done(wl_alarm *a)
 {
 	struct wl_shm_header *hdr;
-	const struct wl_shm_alarm *al;
+	struct wl_shm_alarm *al;
 	int r;
 
 	if (!a)
@@ -213,10 +213,21 @@ int wl_alarm_done(wl_alarm *a)
 	}
 	a->pending = 0;
 	al = &hdr->slots[a->c->slot].alarms[a->index];
-	/* Fired again since wl_alarm_wait: that fire's work has not started,
-	 * its hold must stay (the fd is readable again). */
-	if (al->in_use && al->fired_seq == a->seen)
+	if (!al->in_use) {
+		wl_unlock(hdr);
+		return 0;
+	}
+	al->done_seq = a->seen;
+	if (al->fired_seq == a->seen) {
 		wl_table_release(hdr, a->c->slot, al->hold, 1, WL_NOW_LAZY);
+	} else {
+		/* Fired again since wl_alarm_wait: that fire's work has not
+		 * started (the fd is readable again) and the daemon left its
+		 * hold to us, as we were busy.  Give it a full timeout. */
+		uint32_t ms = hdr->alarm_timeout_ms ? hdr->alarm_timeout_ms : 1;
+
+		wl_table_acquire(hdr, a->c->slot, al->hold, (uint64_t)ms * 1000000u, WL_NOW_LAZY);
+	}
 	wl_unlock(hdr);
 	return 0;
 }

@@ -9,7 +9,8 @@
  *                               deadline of an alarm's hold also by the
  *                               daemon when the alarm fires
  *   slot.state, slot.allowed    by the daemon (under the lock)
- *   slot.alarms[]               by the daemon (under the lock)
+ *   slot.alarms[]               by the daemon (under the lock), but
+ *                               alarm.done_seq by the client
  * Derived state, always recomputable from the primary state, so that a
  * process killed halfway through an update can be repaired
  * (EOWNERDEAD -> wl_table_repair):
@@ -91,12 +92,16 @@ struct wl_alarm_times {
 };
 
 /*
- * A wake alarm, written by the daemon only (the client asks over its
- * socket).  When it fires, the daemon first acquires the hold `hold`
- * (timed: the safety timeout), then bumps fired_seq, then signals the
- * client's eventfd; the client releases the hold itself (wl_alarm_done)
- * if fired_seq is still what it acknowledged, so a fire it has not seen
- * yet is never released by the work of an earlier one.
+ * A wake alarm, written by the daemon (the client asks over its socket),
+ * except done_seq.  When it fires, the daemon bumps fired_seq, signals
+ * the client's eventfd, and before that, if the client has finished every
+ * earlier fire (done_seq == fired_seq), acquires the hold `hold`, timed by
+ * the safety timeout.  In wl_alarm_done the client sets done_seq to the
+ * fires it has seen and then releases the hold, unless the alarm fired
+ * again meanwhile: then it renews the hold for that fire instead, so a
+ * fire is never released by the work of an earlier one.  A client that
+ * stops calling wl_alarm_done loses its hold once, after the timeout, and
+ * gets no new one until it calls it again.
  */
 struct wl_shm_alarm {
 	char name[WL_NAME_MAX]; /* as given, without the hold's prefix */
@@ -104,6 +109,7 @@ struct wl_shm_alarm {
 	uint32_t hold;          /* index of its hold in the same slot */
 	struct wl_alarm_times t;
 	uint64_t fired_seq;     /* expiries so far */
+	uint64_t done_seq;      /* by the client: expiries whose work is done */
 	uint64_t last_fired;    /* CLOCK_BOOTTIME ns of the last one, 0 = never */
 };
 
@@ -201,7 +207,7 @@ struct wl_shm_header {
 	 * clients need not read the wall clock on the fast path. */
 	int64_t rt_offset;
 	uint32_t nlive;         /* derived: live slots = order[0..nlive) */
-	uint32_t pad2;
+	uint32_t alarm_timeout_ms; /* the daemon's, for clients renewing an alarm's hold */
 	struct wl_shm_dstats dstats;
 	uint8_t reserved[256];
 	uint32_t order[WL_MAX_CLIENTS];

@@ -293,6 +293,52 @@ static void test_timeout_releases_hold(void **st)
 	wl_client_close(c);
 }
 
+static int counter_one(void *arg)
+{
+	return counter(arg) == 1;
+}
+
+struct fires_arg { struct env *e; wl_client *c; uint64_t above; };
+
+static int fires_above(void *arg)
+{
+	struct fires_arg *f = arg;
+	return __atomic_load_n(&slot_of(f->e, f->c)->alarm_fires, __ATOMIC_SEQ_CST) > f->above;
+}
+
+/* A periodic alarm shorter than the timeout must not let a client that
+ * stopped finishing its work keep the system awake for ever. */
+static void test_stuck_client_loses_hold(void **st)
+{
+	struct env *e = *st;
+	struct fires_arg fa;
+	wl_client *c;
+	wl_alarm *a;
+
+	assert_int_equal(wl_client_open(NULL, "stuck", &c), 0);
+	assert_int_equal(wl_alarm_create(c, "p", &a), 0);
+	assert_int_equal(wl_alarm_set(a, 10, 100, 0), 0);   /* period << 1.5 s timeout */
+	assert_true(wl_alarm_wait(a, 5000) >= 1);
+	assert_int_equal(counter(e), 1);
+	/* No wl_alarm_done: held until the timeout, then no more, although
+	 * the alarm goes on firing. */
+	assert_true(hd_wait_for(counter_zero, e, 10000));
+	fa = (struct fires_arg){ e, c, slot_of(e, c)->alarm_fires + 2 };
+	assert_true(hd_wait_for(fires_above, &fa, 5000));
+	assert_int_equal(counter(e), 0);
+	assert_int_equal(slot_of(e, c)->expire_count, 1);
+	/* Back to work: the next fire holds again. */
+	assert_true(wl_alarm_wait(a, 0) >= 1);
+	assert_int_equal(wl_alarm_done(a), 0);
+	assert_true(hd_wait_for(counter_one, e, 5000));
+	assert_int_equal(wl_alarm_cancel(a), 0);
+	assert_true(wl_alarm_wait(a, 0) >= 1);
+	assert_int_equal(wl_alarm_done(a), 0);
+	assert_int_equal(counter(e), 0);
+	wl_alarm_destroy(a);
+	wl_client_close(c);
+}
+
 struct seq_arg { struct env *e; wl_client *c; wl_alarm *a; uint64_t above; };
 
 static int fired_beyond(void *arg)
@@ -634,6 +680,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_daemon_validates_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fire_hold_done, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_releases_hold, setup_short_timeout,
+		                                teardown),
+		cmocka_unit_test_setup_teardown(test_stuck_client_loses_hold, setup_short_timeout,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_periodic_on_grid_and_refire_keeps_hold, setup,
 		                                teardown),
