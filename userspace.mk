@@ -6,7 +6,7 @@
 USERSPACE_DEBS := libinih-dev libcmocka-dev scdoc pkg-config
 US_COMMA := ,
 
-US_VERSION := 1.0.0
+US_VERSION := 1.1.0
 US_SOVER := 1
 US_CC ?= cc
 PREFIX ?= /usr/local
@@ -26,7 +26,7 @@ US_CLI_SRC := $(sort $(wildcard cli/*.c))
 US_TEST_COMMON := tests/unit/harness.c tests/unit/fake_power.c
 US_TESTS := $(patsubst tests/unit/%.c,%,$(sort $(wildcard tests/unit/test_*.c)))
 # Tests that exercise the IPC between processes/threads: also run under TSan.
-US_TSAN_TESTS := test_ipc test_powerloop
+US_TSAN_TESTS := test_ipc test_powerloop test_alarm
 
 US_MAN := build/man/libwakelock.3 build/man/wakelockd.8 build/man/wakelock.1 build/man/wakelockd.conf.5
 
@@ -89,8 +89,11 @@ build/host/libwakelock.pc: lib/libwakelock.pc.in
 build/host/example-hold: tests/unit/example_hold.c build/host/libwakelock.so
 	$(US_CC) $(US_CFLAGS) -o $@ $< -Lbuild/host -lwakelock -Wl,-rpath,'$$ORIGIN'
 
+build/host/example-alarm: tests/unit/example_alarm.c build/host/libwakelock.so
+	$(US_CC) $(US_CFLAGS) -o $@ $< -Lbuild/host -lwakelock -Wl,-rpath,'$$ORIGIN'
+
 userspace: build/host/libwakelock.so build/host/libwakelock.a build/host/libwakelock.pc \
-	build/host/wakelockd build/host/wakelock build/host/example-hold
+	build/host/wakelockd build/host/wakelock build/host/example-hold build/host/example-alarm
 
 # --- guest: static programs ------------------------------------------------
 userspace-guest: build/guest/wakelockd build/guest/wakelock build/guest/tests/wl-guest-hold
@@ -105,7 +108,8 @@ build/guest/tests/wl-guest-hold: build/guest/obj/tests/unit/wl_guest_hold.o buil
 # --- unit tests -----------------------------------------------------------
 US_RUN := tests/unit/run.sh
 check-unit: $(addprefix build/host/tests/,$(US_TESTS)) $(addprefix build/asan/tests/,$(US_TESTS)) \
-	    $(addprefix build/tsan/tests/,$(US_TSAN_TESTS)) build/host/example-hold
+	    $(addprefix build/tsan/tests/,$(US_TSAN_TESTS)) build/host/example-hold \
+	    build/host/example-alarm
 	@mkdir -p build/results
 	sh $(US_RUN) build/results \
 		$(addprefix host:build/host/tests/,$(US_TESTS)) \

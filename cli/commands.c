@@ -105,14 +105,19 @@ int cmd_stats(const struct cli *cli)
 		       (unsigned long long)d->failures, (unsigned long long)d->read_errors);
 		printf("        asleep %llu ms in total, last %llu ms, woken by: %s\n",
 		       ms(d->asleep_ns), ms(d->last_asleep_ns), d->last_wake[0] ? d->last_wake : "-");
+		printf("        alarms: %llu fired in %llu wake-ups (%s)\n",
+		       (unsigned long long)d->alarm_fires, (unsigned long long)d->alarm_wakeups,
+		       d->alarm_wakes ? "they wake the system from suspend"
+		                      : "CLOCK_BOOTTIME: they cannot wake the system from suspend");
 		for (unsigned i = 0; i < WL_ERRNO_BUCKETS; i++)
 			if (d->by_errno[i].count)
 				printf("        failures %s: %llu\n",
 				       d->by_errno[i].err < 0 ? "other"
 				               : wl_errno_name(d->by_errno[i].err, nb, sizeof(nb)),
 				       (unsigned long long)d->by_errno[i].count);
-		printf("\n%-20s %7s %9s %10s %10s %10s %8s %7s %7s\n", "CLIENT", "PID", "ACQUIRED",
-		       "TOTAL_MS", "MAX_MS", "LAST_AGO_S", "PREVENT", "DENIED", "EXPIRED");
+		printf("\n%-20s %7s %9s %10s %10s %10s %8s %7s %7s %7s %8s\n", "CLIENT", "PID",
+		       "ACQUIRED", "TOTAL_MS", "MAX_MS", "LAST_AGO_S", "PREVENT", "DENIED", "EXPIRED",
+		       "ALARMS", "LATE_MS");
 	}
 	for (uint32_t i = 0; i < h->nslots; i++) {
 		struct wl_shm_slot *sl = &h->slots[i];
@@ -135,17 +140,22 @@ int cmd_stats(const struct cli *cli)
 			printf(",\"pid\":%d,\"uid\":%u,\"allowed\":%s,\"active_holds\":%u,"
 			       "\"acquired\":%llu,\"total_held_ms\":%llu,\"max_held_ms\":%llu,"
 			       "\"last_acquired_realtime_ms\":%llu,\"prevented\":%llu,\"denied\":%llu,"
-			       "\"expired\":%llu}", sl->pid, sl->uid, sl->allowed ? "true" : "false",
+			       "\"expired\":%llu,\"alarm_fires\":%llu,\"alarm_late_ms\":%llu,"
+			       "\"alarm_late_max_ms\":%llu}", sl->pid, sl->uid,
+			       sl->allowed ? "true" : "false",
 			       sl->active, (unsigned long long)sl->acquire_count, ms(total),
 			       ms(cur > sl->max_held_ns ? cur : sl->max_held_ns),
 			       ms(last_rt), (unsigned long long)sl->prevented_count,
-			       (unsigned long long)sl->denied_count, (unsigned long long)sl->expire_count);
+			       (unsigned long long)sl->denied_count, (unsigned long long)sl->expire_count,
+			       (unsigned long long)sl->alarm_fires, ms(sl->alarm_late_ns),
+			       ms(sl->alarm_late_max_ns));
 		} else {
-			printf("%-20s %7d %9llu %10llu %10llu %10lld %8llu %7llu %7llu%s\n", sl->name,
-			       sl->pid, (unsigned long long)sl->acquire_count, ms(total),
+			printf("%-20s %7d %9llu %10llu %10llu %10lld %8llu %7llu %7llu %7llu %8llu%s\n",
+			       sl->name, sl->pid, (unsigned long long)sl->acquire_count, ms(total),
 			       ms(cur > sl->max_held_ns ? cur : sl->max_held_ns), ago,
 			       (unsigned long long)sl->prevented_count,
 			       (unsigned long long)sl->denied_count, (unsigned long long)sl->expire_count,
+			       (unsigned long long)sl->alarm_fires, ms(sl->alarm_late_max_ns),
 			       sl->allowed ? "" : "  (denied)");
 		}
 		first = 0;
@@ -163,7 +173,7 @@ int cmd_status(const struct cli *cli)
 {
 	struct snapshot s;
 	struct wl_shm_header *h;
-	unsigned clients = 0, holders = 0, denied = 0;
+	unsigned clients = 0, holders = 0, denied = 0, alarms = 0;
 	int r = snapshot_take(cli, &s);
 
 	if (r < 0)
@@ -175,14 +185,18 @@ int cmd_status(const struct cli *cli)
 		clients++;
 		holders += h->slots[i].active > 0;
 		denied += !h->slots[i].allowed;
+		for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++)
+			alarms += h->slots[i].alarms[j].in_use && h->slots[i].alarms[j].t.due;
 	}
 	if (cli->json) {
 		printf("{\"daemon_pid\":%d,\"abi\":\"%u.%u\",\"state\":\"%s\",\"counter\":%u,"
 		       "\"clients\":%u,\"holding\":%u,\"denied\":%u,\"repairs\":%u,"
-		       "\"attempts\":%llu,\"successes\":%llu,\"asleep_ms\":%llu}\n",
+		       "\"attempts\":%llu,\"successes\":%llu,\"asleep_ms\":%llu,"
+		       "\"alarms_armed\":%u,\"alarms_wake_system\":%s}\n",
 		       h->daemon_pid, h->abi_major, h->abi_minor, dstate_name(h->dstate), h->counter,
 		       clients, holders, denied, h->repairs, (unsigned long long)h->dstats.attempts,
-		       (unsigned long long)h->dstats.successes, ms(h->dstats.asleep_ns));
+		       (unsigned long long)h->dstats.successes, ms(h->dstats.asleep_ns), alarms,
+		       h->dstats.alarm_wakes ? "true" : "false");
 	} else {
 		printf("wakelockd pid %d (ABI %u.%u): %s\n", h->daemon_pid, h->abi_major,
 		       h->abi_minor, dstate_name(h->dstate));
@@ -191,6 +205,9 @@ int cmd_status(const struct cli *cli)
 		printf("%llu suspends of %llu attempts, %llu ms asleep\n",
 		       (unsigned long long)h->dstats.successes,
 		       (unsigned long long)h->dstats.attempts, ms(h->dstats.asleep_ns));
+		printf("%u wake alarms armed; %s\n", alarms,
+		       h->dstats.alarm_wakes ? "they wake the system from suspend"
+		               : "they cannot wake the system from suspend (no CLOCK_BOOTTIME_ALARM)");
 	}
 	snapshot_free(&s);
 	return 0;

@@ -24,6 +24,7 @@ static void defaults(struct wld_config *c)
 	c->backoff_factor = 2;
 	c->backoff_max_ms = 60000;
 	c->wake_reasons = 1;
+	c->alarm_timeout_ms = WLD_DEFAULT_ALARM_TIMEOUT_MS;
 	strcpy(c->run_dir, WLD_DEFAULT_RUN_DIR);
 	strcpy(c->shm_path, WLD_DEFAULT_SHM);
 	c->log_level = LOG_L_INFO;
@@ -145,6 +146,8 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 		return set_path(c->pre_suspend_hook, sizeof(c->pre_suspend_hook), v);
 	if (KEY("suspend", "post_resume_hook"))
 		return set_path(c->post_resume_hook, sizeof(c->post_resume_hook), v);
+	if (KEY("alarm", "timeout_ms"))
+		return parse_uint(v, 86400000u, &c->alarm_timeout_ms);
 	if (KEY("access", "group"))
 		return set_str(c->group, sizeof(c->group), v);
 	if (KEY("access", "deny"))
@@ -270,6 +273,7 @@ enum {
 	OPT_STATE = 256, OPT_MEM_SLEEP, OPT_MIN_AWAKE, OPT_LOG_LEVEL, OPT_STATS, OPT_GROUP,
 	OPT_DENY, OPT_ROOT, OPT_RUN_DIR, OPT_SHM, OPT_BO_INIT, OPT_BO_MAX, OPT_BO_FACTOR,
 	OPT_SHORT, OPT_SYSLOG, OPT_CHECK, OPT_PRE, OPT_POST, OPT_NO_WAKE_REASONS,
+	OPT_ALARM_TIMEOUT,
 };
 
 static const struct option opts[] = {
@@ -284,6 +288,7 @@ static const struct option opts[] = {
 	{ "pre-suspend-hook", required_argument, NULL, OPT_PRE },
 	{ "post-resume-hook", required_argument, NULL, OPT_POST },
 	{ "no-wake-reasons", no_argument, NULL, OPT_NO_WAKE_REASONS },
+	{ "alarm-timeout-ms", required_argument, NULL, OPT_ALARM_TIMEOUT },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
@@ -311,6 +316,7 @@ void config_usage(void)
 	       "      --short-suspend-ms N   treat suspends shorter than N ms as failures\n"
 	       "      --pre-suspend-hook P   --post-resume-hook P\n"
 	       "      --no-wake-reasons      do not scan /sys/class/wakeup around suspends\n"
+	       "      --alarm-timeout-ms N   release a fired alarm's hold after N ms (default 10000)\n"
 	       "      --group NAME           group allowed to block suspend\n"
 	       "      --deny NAME            deny a client by name (repeatable)\n"
 	       "      --root DIR             prefix for /sys (tests)\n"
@@ -337,6 +343,7 @@ static const char *apply_opt(struct wld_config *c, int opt, const char *v)
 	case OPT_PRE: return apply_key(c, "suspend", "pre_suspend_hook", v);
 	case OPT_POST: return apply_key(c, "suspend", "post_resume_hook", v);
 	case OPT_NO_WAKE_REASONS: c->wake_reasons = 0; return NULL;
+	case OPT_ALARM_TIMEOUT: return apply_key(c, "alarm", "timeout_ms", v);
 	case OPT_LOG_LEVEL: return apply_key(c, "log", "level", v);
 	case OPT_SYSLOG: c->use_syslog = 1; return NULL;
 	case OPT_STATS: return apply_key(c, "paths", "stats_file", v);
@@ -365,6 +372,9 @@ static const char *validate(struct wld_config *c)
 		return "backoff_factor must be at least 1";
 	if (c->backoff_initial_ms > c->backoff_max_ms)
 		return "backoff_initial_ms exceeds backoff_max_ms";
+	/* 0 would drop the hold before the client could even be told. */
+	if (c->alarm_timeout_ms < 1)
+		return "alarm timeout_ms must be at least 1";
 	if (c->mem_sleep[0] && strcmp(c->state, "mem"))
 		return "mem_sleep only applies to state = mem";
 	if (!c->run_dir[0] || !c->shm_path[0])

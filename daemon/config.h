@@ -11,6 +11,7 @@
 #define WLD_DEFAULT_CONFIG "/etc/wakelockd.conf"
 #define WLD_DEFAULT_RUN_DIR "/run/wakelockd"
 #define WLD_DEFAULT_SHM "/dev/shm/wakelockd"
+#define WLD_DEFAULT_ALARM_TIMEOUT_MS 10000u
 
 struct wld_config {
 	char config_file[PATH_MAX];  /* "" = none */
@@ -26,6 +27,8 @@ struct wld_config {
 	int wake_reasons;            /* scan /sys/class/wakeup around suspends */
 	char pre_suspend_hook[PATH_MAX];
 	char post_resume_hook[PATH_MAX];
+	/* [alarm] */
+	unsigned alarm_timeout_ms;   /* hold of a fired alarm lapses after this */
 	/* [access] */
 	char group[64];              /* "" = root only */
 	gid_t gid;

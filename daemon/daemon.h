@@ -11,6 +11,12 @@
 
 /* Every registered client keeps a connection; room for the CLI besides. */
 #define WLD_MAX_CONNS (WL_MAX_CLIENTS + 64)
+/* epoll data of the daemon's own descriptors (connections: their index). */
+#define IDX_LISTEN 0xffffffffu
+#define IDX_SIGNAL 0xfffffffeu
+#define IDX_ALARM 0xfffffffdu
+
+struct wl_msg_alarm;
 
 struct conn {
 	int fd;              /* -1 = free */
@@ -19,6 +25,7 @@ struct conn {
 	uid_t uid;
 	int allowed;         /* passed the access check */
 	char why[160];       /* why not */
+	int alarm_efd[WL_MAX_ALARMS_PER_CLIENT];  /* the client's eventfds, -1 = none */
 };
 
 struct daemon {
@@ -32,6 +39,8 @@ struct daemon {
 	struct powerloop pl;
 	pthread_t power_thread;
 	int listen_fd, epfd, sig_fd, pid_fd;
+	int alarm_fd;            /* timerfd of the wake alarms (main thread) */
+	int slot_conn[WL_MAX_CLIENTS];   /* connection of a registered slot, -1 */
 	char sock_path[4200], pid_path[4200];
 	char stats_path[4096];   /* fixed at start: read by the power thread */
 	struct conn conns[WLD_MAX_CONNS];
@@ -42,7 +51,24 @@ int server_open(struct daemon *d, char *err, size_t errlen);
 void server_event(struct daemon *d, uint32_t idx, uint32_t events);
 void server_apply_policy(struct daemon *d);
 void server_close(struct daemon *d);
+void server_reply(struct conn *c, int status, uint32_t slot, uint64_t id, int fd,
+                  const char *msg);
 int daemon_reload(struct daemon *d);   /* main.c */
+
+/* alarms.c: wake alarms, in the main thread. */
+int alarms_open(struct daemon *d, char *err, size_t errlen);
+void alarms_close(struct daemon *d);
+/* Publish cfg.alarm_timeout_ms in the segment (start, reload). */
+void alarms_set_timeout(struct daemon *d);
+/* The timer expired: fire what is due, re-arm. */
+void alarms_timer_event(struct daemon *d);
+/* An alarm request of a connection; replies.  fd: a passed descriptor
+ * (taken over), -1 if none. */
+void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_alarm *m, int fd);
+/* Set the timer to the next fire time (segment lock held). */
+void alarms_rearm(struct daemon *d);
+/* The connection's alarms are gone with its slot: close its eventfds. */
+void alarms_conn_closed(struct conn *c);
 
 /* stats.c */
 void stats_write_file(const char *path, struct wl_shm_header *hdr);

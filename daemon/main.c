@@ -26,8 +26,6 @@
 #include "sdnotify.h"
 #include "segfile.h"
 
-#define IDX_SIGNAL 0xfffffffeu
-
 static void to_params(const struct wld_config *c, struct power_params *p)
 {
 	memset(p, 0, sizeof(*p));
@@ -80,6 +78,7 @@ int daemon_reload(struct daemon *d)
 	to_params(&n, &p);
 	powerloop_set_params(&d->pl, &p);
 	server_apply_policy(d);
+	alarms_set_timeout(d);
 	log_info("configuration reloaded (state %s, min_awake %u ms, %u denied)", n.state,
 	         n.min_awake_ms, n.ndeny);
 	sd_notify_send("READY=1");
@@ -186,19 +185,21 @@ static void ready(int *ready_fd)
 	}
 }
 
-/* One descriptor per connection (WLD_MAX_CONNS) plus our own: raise the
- * soft limit towards the hard one if the default (often 1024) is short. */
+/* One descriptor per connection (WLD_MAX_CONNS) and per wake alarm, plus
+ * our own: raise the soft limit towards the hard one if the default (often
+ * 1024) is short. */
 static void raise_nofile(void)
 {
 	struct rlimit rl;
-	rlim_t want = WLD_MAX_CONNS + 64;
+	rlim_t want = WLD_MAX_CONNS + WL_MAX_CLIENTS * WL_MAX_ALARMS_PER_CLIENT + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
 		return;
 	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
-		log_warn("descriptor limit %llu: fewer than %u clients can register",
-		         (unsigned long long)rl.rlim_cur, (unsigned)WL_MAX_CLIENTS);
+		log_warn("descriptor limit %llu: fewer than %u clients can register, or "
+		         "fewer than %u alarms each", (unsigned long long)rl.rlim_cur,
+		         (unsigned)WL_MAX_CLIENTS, (unsigned)WL_MAX_ALARMS_PER_CLIENT);
 }
 
 static int start(struct daemon *d, char *err, size_t errlen)
@@ -245,6 +246,9 @@ static int start(struct daemon *d, char *err, size_t errlen)
 	r = server_open(d, err, errlen);
 	if (r < 0)
 		return r;
+	r = alarms_open(d, err, errlen);
+	if (r < 0)
+		return r;
 
 	snprintf(d->stats_path, sizeof(d->stats_path), "%s", d->cfg.stats_file);
 	to_params(&d->cfg, &p);
@@ -280,6 +284,7 @@ static void stop(struct daemon *d)
 	}
 	stats_write_file(d->stats_path, d->seg.hdr);
 	server_close(d);
+	alarms_close(d);
 	segfile_retire(d->cfg.shm_path, &d->seg);
 	powerloop_destroy(&d->pl);
 	real_clock_free(d->clk);
@@ -318,7 +323,7 @@ int main(int argc, char **argv)
 
 	d.argc = argc;
 	d.argv = argv;
-	d.listen_fd = d.epfd = d.sig_fd = d.pid_fd = -1;
+	d.listen_fd = d.epfd = d.sig_fd = d.pid_fd = d.alarm_fd = -1;
 	r = config_build(argc, argv, &d.cfg, err, sizeof(err));
 	if (r == CONFIG_EXIT)
 		return 0;

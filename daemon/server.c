@@ -17,8 +17,6 @@
 #include "daemon.h"
 #include "log.h"
 
-#define IDX_LISTEN 0xffffffffu
-
 int server_open(struct daemon *d, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -26,6 +24,8 @@ int server_open(struct daemon *d, char *err, size_t errlen)
 
 	for (unsigned i = 0; i < WLD_MAX_CONNS; i++)
 		d->conns[i].fd = -1;
+	for (unsigned i = 0; i < WL_MAX_CLIENTS; i++)
+		d->slot_conn[i] = -1;
 	snprintf(d->sock_path, sizeof(d->sock_path), "%s/wakelockd.sock", d->cfg.run_dir);
 	if (strlen(d->sock_path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "socket path too long: %s", d->sock_path);
@@ -107,6 +107,8 @@ static void do_accept(struct daemon *d)
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
 		c->slot = -1;
+		for (unsigned j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++)
+			c->alarm_efd[j] = -1;
 		c->pid = uc.pid;
 		c->uid = uc.uid;
 		c->allowed = peer_allowed(d, fd, &uc, c->why, sizeof(c->why));
@@ -118,7 +120,8 @@ static void do_accept(struct daemon *d)
 	}
 }
 
-/* The peer hung up (exited, crashed, closed): drop its holds now. */
+/* The peer hung up (exited, crashed, closed): drop its holds and alarms
+ * now, including the hold of an alarm whose work it never finished. */
 static void conn_close(struct daemon *d, struct conn *c)
 {
 	if (c->slot >= 0) {
@@ -128,16 +131,20 @@ static void conn_close(struct daemon *d, struct conn *c)
 			log_debug("client %s (pid %d) gone, reaping", hdr->slots[c->slot].name,
 			          (int)c->pid);
 			wl_table_slot_free(hdr, (uint32_t)c->slot, wl_now_mono());
+			/* Its alarms left with the slot: no wake-up for them. */
+			alarms_rearm(d);
 			wl_unlock(hdr);
 		}
+		d->slot_conn[c->slot] = -1;
 	}
+	alarms_conn_closed(c);
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
 	c->slot = -1;
 }
 
-static void reply(struct conn *c, int status, uint32_t slot, uint64_t id, int fd,
+void server_reply(struct conn *c, int status, uint32_t slot, uint64_t id, int fd,
                   const char *msg)
 {
 	struct wl_msg_rep rep;
@@ -160,11 +167,11 @@ static void do_register(struct daemon *d, struct conn *c, const char *name)
 	int denied, r;
 
 	if (c->slot >= 0) {
-		reply(c, -EALREADY, 0, 0, -1, "already registered on this connection");
+		server_reply(c, -EALREADY, 0, 0, -1, "already registered on this connection");
 		return;
 	}
 	if (wl_name_check(name) < 0) {
-		reply(c, -EINVAL, 0, 0, -1, "invalid client name");
+		server_reply(c, -EINVAL, 0, 0, -1, "invalid client name");
 		return;
 	}
 	denied = policy_denied(&d->pol, &d->cfg, name);
@@ -174,13 +181,14 @@ static void do_register(struct daemon *d, struct conn *c, const char *name)
 		wl_unlock(hdr);
 	}
 	if (r < 0) {
-		reply(c, r, 0, 0, -1, r == -ENOSPC ? "client table full" : strerror(-r));
+		server_reply(c, r, 0, 0, -1, r == -ENOSPC ? "client table full" : strerror(-r));
 		return;
 	}
 	c->slot = r;
+	d->slot_conn[r] = (int)(c - d->conns);
 	log_debug("client %s registered (pid %d, uid %u, slot %d%s)", name, (int)c->pid,
 	          (unsigned)c->uid, r, denied ? ", denied" : "");
-	reply(c, 0, (uint32_t)r, id, d->seg.fd, NULL);
+	server_reply(c, 0, (uint32_t)r, id, d->seg.fd, NULL);
 }
 
 static void do_policy(struct daemon *d, struct conn *c, int deny, const char *name)
@@ -188,23 +196,34 @@ static void do_policy(struct daemon *d, struct conn *c, int deny, const char *na
 	int r;
 
 	if (wl_name_check(name) < 0) {
-		reply(c, -EINVAL, 0, 0, -1, "invalid client name");
+		server_reply(c, -EINVAL, 0, 0, -1, "invalid client name");
 		return;
 	}
 	r = deny ? policy_deny(&d->pol, name) : policy_allow(&d->pol, name);
 	if (r < 0) {
-		reply(c, r, 0, 0, -1, "policy list full");
+		server_reply(c, r, 0, 0, -1, "policy list full");
 		return;
 	}
 	log_info("%s %s", deny ? "denying" : "allowing", name);
 	server_apply_policy(d);
-	reply(c, 0, 0, 0, -1, NULL);
+	server_reply(c, 0, 0, 0, -1, NULL);
+}
+
+static int is_alarm_op(uint16_t op)
+{
+	return op >= WL_OP_ALARM_CREATE && op <= WL_OP_ALARM_DESTROY;
 }
 
 static void do_request(struct daemon *d, struct conn *c, uint32_t events)
 {
-	struct wl_msg_req req;
-	int r = wl_recv_msg(c->fd, &req, sizeof(req), NULL);
+	union {
+		struct wl_msg_req req;
+		struct wl_msg_alarm alarm;
+	} m;
+	struct wl_msg_req *req = &m.req;
+	size_t len;
+	int fd = -1;
+	int r = wl_recv_msg_upto(c->fd, &m, sizeof(m), &len, &fd);
 
 	/* wl_recv_msg reports EAGAIN (non-blocking socket) as -ETIMEDOUT. */
 	if (r == -ETIMEDOUT && !(events & (EPOLLHUP | EPOLLERR)))
@@ -213,40 +232,59 @@ static void do_request(struct daemon *d, struct conn *c, uint32_t events)
 		conn_close(d, c);
 		return;
 	}
-	req.name[WL_NAME_MAX - 1] = 0;
-	if (req.magic != WL_MSG_MAGIC) {
+	/* A descriptor is accepted with an alarm's creation only. */
+	if (fd >= 0 && (len != sizeof(m.alarm) || req->op != WL_OP_ALARM_CREATE)) {
+		close(fd);
+		fd = -1;
+	}
+	if ((len != sizeof(m.req) && len != sizeof(m.alarm)) || req->magic != WL_MSG_MAGIC) {
+		if (fd >= 0)
+			close(fd);
 		conn_close(d, c);
 		return;
 	}
-	if (req.abi_major != WL_ABI_MAJOR) {
+	req->name[WL_NAME_MAX - 1] = 0;
+	r = 0;
+	if (req->abi_major != WL_ABI_MAJOR) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "daemon speaks ABI %u, client %u", WL_ABI_MAJOR,
-		         req.abi_major);
-		reply(c, -EPROTONOSUPPORT, 0, 0, -1, msg);
-		return;
-	}
-	if (!c->allowed) {
+		         req->abi_major);
+		server_reply(c, -EPROTONOSUPPORT, 0, 0, -1, msg);
+		r = -1;
+	} else if (!c->allowed) {
 		log_info("refused pid %d: %s", (int)c->pid, c->why);
-		reply(c, -EACCES, 0, 0, -1, c->why);
+		server_reply(c, -EACCES, 0, 0, -1, c->why);
+		r = -1;
+	} else if (is_alarm_op(req->op) && len != sizeof(m.alarm)) {
+		server_reply(c, -EPROTO, 0, 0, -1, "truncated alarm request");
+		r = -1;
+	}
+	if (r < 0) {
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
-	switch (req.op) {
+	if (is_alarm_op(req->op)) {
+		alarms_request(d, c, &m.alarm, fd);
+		return;
+	}
+	switch (req->op) {
 	case WL_OP_REGISTER:
-		do_register(d, c, req.name);
+		do_register(d, c, req->name);
 		break;
 	case WL_OP_OBSERVE:
-		reply(c, 0, 0, 0, d->seg.fd, NULL);
+		server_reply(c, 0, 0, 0, d->seg.fd, NULL);
 		break;
 	case WL_OP_DENY:
 	case WL_OP_ALLOW:
-		do_policy(d, c, req.op == WL_OP_DENY, req.name);
+		do_policy(d, c, req->op == WL_OP_DENY, req->name);
 		break;
 	case WL_OP_RELOAD:
 		r = daemon_reload(d);
-		reply(c, r, 0, 0, -1, r ? "configuration rejected, old one kept (see log)" : NULL);
+		server_reply(c, r, 0, 0, -1, r ? "configuration rejected, old one kept (see log)" : NULL);
 		break;
 	default:
-		reply(c, -EOPNOTSUPP, 0, 0, -1, "unknown request");
+		server_reply(c, -EOPNOTSUPP, 0, 0, -1, "unknown request");
 	}
 }
 
@@ -256,6 +294,10 @@ void server_event(struct daemon *d, uint32_t idx, uint32_t events)
 
 	if (idx == IDX_LISTEN) {
 		do_accept(d);
+		return;
+	}
+	if (idx == IDX_ALARM) {
+		alarms_timer_event(d);
 		return;
 	}
 	if (idx >= WLD_MAX_CONNS || d->conns[idx].fd < 0)

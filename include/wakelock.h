@@ -28,13 +28,17 @@ extern "C" {
 #endif
 
 #define WL_VERSION_MAJOR 1
-#define WL_VERSION_MINOR 0
+#define WL_VERSION_MINOR 1
 
 /* Longest client or hold name, including the terminating NUL. */
 #define WL_NAME_MAX 32
 
+/* Longest alarm name, including the NUL: its hold is called "alarm:NAME". */
+#define WL_ALARM_NAME_MAX (WL_NAME_MAX - 6)
+
 typedef struct wl_client wl_client;
 typedef struct wl_hold wl_hold;
+typedef struct wl_alarm wl_alarm;
 
 /*
  * Register with the daemon.
@@ -122,6 +126,59 @@ int wl_hold_is_held(wl_hold *h);
 int wl_epoll_add(int epfd, int fd, uint32_t events, uint64_t data);
 int wl_epoll_wait(wl_hold *h, int epfd, struct epoll_event *events,
                   int maxevents, int timeout_ms);
+
+/*
+ * Wake alarms for periodic work (since 1.1).
+ *
+ * An alarm asks the daemon to wake the system at a time, even from
+ * suspend, and to keep it awake until the client has done its work.  When
+ * the alarm fires the daemon FIRST acquires a hold named "alarm:NAME" of
+ * this client, THEN makes wl_alarm_fd() readable; the hold lasts until
+ * wl_alarm_done() or until the daemon's safety timeout ([alarm] timeout_ms,
+ * 10 s by default) lapses, whichever comes first.  So the work started
+ * after wl_alarm_wait() returns runs before the system can suspend again.
+ * A fire that comes while the client is still busy with an earlier one
+ * takes no hold of its own: wl_alarm_done() for the earlier one renews
+ * the hold for it.  A client that stops calling wl_alarm_done() thus keeps
+ * the system awake for one timeout, not for ever, and holds again only
+ * once it has called it.
+ *
+ * wl_alarm_create(): name as for holds but shorter than WL_ALARM_NAME_MAX.
+ *   Errors: -EINVAL, -ENAMETOOLONG, -ENOSPC (WL_MAX_ALARMS_PER_CLIENT = 16
+ *   alarms, or no hold left for it), -ENOMEM, -ENOTCONN, -EOPNOTSUPP (the
+ *   daemon runs on a kernel without timerfd).
+ * wl_alarm_set(): first expiry first_ms from now (CLOCK_BOOTTIME: time
+ *   asleep counts), then every period_ms (0 = one-shot); each expiry may
+ *   be delayed by up to window_ms so that several alarms share one
+ *   wake-up; it is never early.  Periodic expiries stay on their grid
+ *   (no drift); expiries missed while the system could not be woken are
+ *   not replayed.  Replaces any earlier setting.  Errors: -EINVAL (window
+ *   larger than a nonzero period), -EOVERFLOW (times beyond 2^63 ns),
+ *   -ENOTCONN, -ESTALE.
+ * wl_alarm_cancel(): no further expiries until set again; a fire already
+ *   delivered keeps its hold until wl_alarm_done().
+ * wl_alarm_fd(): an eventfd that becomes readable when the alarm fires,
+ *   for poll/epoll.  Do not read it: call wl_alarm_wait(a, 0).
+ * wl_alarm_wait(): wait up to timeout_ms (-1: forever, 0: poll) for the
+ *   alarm to fire.  Returns the number of expiries not seen before (>= 1),
+ *   0 on timeout, or a negative errno (-ENOTCONN when the daemon exits).
+ * wl_alarm_done(): the work for the fires seen by wl_alarm_wait() is
+ *   finished: the alarm's hold is released, unless the alarm fired again
+ *   meanwhile (then the fd is readable again and the hold is renewed for
+ *   a full timeout, for that fire).  -EINVAL if wl_alarm_wait() reported no fire since the last
+ *   call.  A hold already released by the safety timeout is not an error.
+ * wl_alarm_destroy(): cancel, release its hold and free.  NULL is ignored.
+ *
+ * A client denied by policy still gets its alarms, but their holds do not
+ * keep the system awake (as with its other holds).
+ */
+int wl_alarm_create(wl_client *c, const char *name, wl_alarm **out);
+int wl_alarm_set(wl_alarm *a, uint64_t first_ms, uint32_t period_ms, uint32_t window_ms);
+int wl_alarm_cancel(wl_alarm *a);
+int wl_alarm_fd(const wl_alarm *a);
+int wl_alarm_wait(wl_alarm *a, int timeout_ms);
+int wl_alarm_done(wl_alarm *a);
+void wl_alarm_destroy(wl_alarm *a);
 
 /* A sentence for a value returned by this library (negative or positive
  * errno).  Never NULL; the string is static. */

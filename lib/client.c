@@ -52,6 +52,7 @@ int wl_client_open(const char *socket_path, const char *name, wl_client **out)
 	close(c->seg.fd);
 	c->seg.fd = -1;
 	pthread_mutex_init(&c->holds_lock, NULL);
+	pthread_mutex_init(&c->sock_lock, NULL);
 	c->sock = sock;
 	c->slot = rep.slot;
 	c->client_id = rep.client_id;
@@ -92,10 +93,12 @@ void wl_client_close(wl_client *c)
 	/* Holds the caller did not destroy go with the client. */
 	while (c->holds)
 		wl_hold_destroy(c->holds);
+	wl_alarm_forget_all(c);
 	pthread_mutex_destroy(&c->holds_lock);
-	/* Holds are released by the daemon when the socket closes; do it
-	 * here too so the effect is immediate rather than one round trip
-	 * through the daemon later. */
+	pthread_mutex_destroy(&c->sock_lock);
+	/* Holds (alarms' too) are released by the daemon when the socket
+	 * closes; do it here too so the effect is immediate rather than one
+	 * round trip through the daemon later. */
 	if (wl_client_lock(c) == 0) {
 		uint64_t now = WL_NOW_LAZY;
 		for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++)

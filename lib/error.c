@@ -36,7 +36,7 @@ const char *wl_strerror(int err)
 	case ESTALE: return "the daemon no longer knows this client (restarted or removed it)";
 	case EINVAL: return "invalid argument (or release of a hold that is not held)";
 	case ENAMETOOLONG: return "name too long";
-	case EOVERFLOW: return "hold nested too deeply";
+	case EOVERFLOW: return "hold nested too deeply, or alarm time out of range";
 	case ETIMEDOUT: return "wakelockd did not answer in time";
 	case ENOTRECOVERABLE: return "shared lock unrecoverable";
 	default: return strerror(err);

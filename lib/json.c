@@ -54,5 +54,7 @@ void wl_json_dstats(FILE *f, const struct wl_shm_dstats *st)
 	}
 	fprintf(f, "},\"last_wake\":");
 	wl_json_str(f, st->last_wake);
-	fputc('}', f);
+	fprintf(f, ",\"alarm_wakeups\":%llu,\"alarm_fires\":%llu,\"alarms_wake_system\":%s}",
+	        (unsigned long long)st->alarm_wakeups, (unsigned long long)st->alarm_fires,
+	        st->alarm_wakes ? "true" : "false");
 }

@@ -37,9 +37,9 @@ int wl_send_msg(int sock, const void *buf, size_t len, int fd)
 	return (size_t)n == len ? 0 : -EPROTO;
 }
 
-int wl_recv_msg(int sock, void *buf, size_t len, int *fd)
+int wl_recv_msg_upto(int sock, void *buf, size_t max, size_t *len, int *fd)
 {
-	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct iovec iov = { .iov_base = buf, .iov_len = max };
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -52,6 +52,7 @@ int wl_recv_msg(int sock, void *buf, size_t len, int *fd)
 
 	if (fd)
 		*fd = -1;
+	*len = 0;
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	while (n < 0 && errno == EINTR);
@@ -69,14 +70,30 @@ int wl_recv_msg(int sock, void *buf, size_t len, int *fd)
 	}
 	if (n == 0)
 		return -ENOTCONN;
-	if ((size_t)n != len || (mh.msg_flags & MSG_TRUNC)) {
+	if (mh.msg_flags & MSG_TRUNC) {
 		if (fd && *fd >= 0) {
 			close(*fd);
 			*fd = -1;
 		}
 		return -EPROTO;
 	}
+	*len = (size_t)n;
 	return 0;
+}
+
+int wl_recv_msg(int sock, void *buf, size_t len, int *fd)
+{
+	size_t got;
+	int r = wl_recv_msg_upto(sock, buf, len, &got, fd);
+
+	if (r == 0 && got != len) {
+		if (fd && *fd >= 0) {
+			close(*fd);
+			*fd = -1;
+		}
+		return -EPROTO;
+	}
+	return r;
 }
 
 int wl_connect(const char *path, int timeout_ms)
@@ -118,18 +135,12 @@ int wl_connect(const char *path, int timeout_ms)
 	return s;
 }
 
-int wl_request(int sock, uint16_t op, const char *name, struct wl_msg_rep *rep, int *fd)
+/* Send one request, then read and check the reply. */
+static int exchange(int sock, const void *req, size_t len, int send_fd,
+                    struct wl_msg_rep *rep, int *fd)
 {
-	struct wl_msg_req req;
-	int r;
+	int r = wl_send_msg(sock, req, len, send_fd);
 
-	memset(&req, 0, sizeof(req));
-	req.magic = WL_MSG_MAGIC;
-	req.abi_major = WL_ABI_MAJOR;
-	req.op = op;
-	if (name)
-		strncpy(req.name, name, WL_NAME_MAX - 1);
-	r = wl_send_msg(sock, &req, sizeof(req), -1);
 	if (r < 0) {
 		wl_set_error("cannot talk to wakelockd: %s", strerror(-r));
 		return r == -EPIPE || r == -ECONNRESET ? -ENOTCONN : r;
@@ -158,4 +169,33 @@ int wl_request(int sock, uint16_t op, const char *name, struct wl_msg_rep *rep, 
 		return rep->status;
 	}
 	return 0;
+}
+
+static void fill_req(struct wl_msg_req *req, uint16_t op, const char *name)
+{
+	memset(req, 0, sizeof(*req));
+	req->magic = WL_MSG_MAGIC;
+	req->abi_major = WL_ABI_MAJOR;
+	req->op = op;
+	if (name)
+		strncpy(req->name, name, WL_NAME_MAX - 1);
+}
+
+int wl_request(int sock, uint16_t op, const char *name, struct wl_msg_rep *rep, int *fd)
+{
+	struct wl_msg_req req;
+
+	fill_req(&req, op, name);
+	return exchange(sock, &req, sizeof(req), -1, rep, fd);
+}
+
+int wl_request_alarm(int sock, struct wl_msg_alarm *m, int send_fd, struct wl_msg_rep *rep)
+{
+	char name[WL_NAME_MAX];
+
+	memcpy(name, m->req.name, WL_NAME_MAX);
+	name[WL_NAME_MAX - 1] = 0;
+	fill_req(&m->req, m->req.op, name);
+	m->pad = 0;
+	return exchange(sock, m, sizeof(*m), send_fd, rep, NULL);
 }

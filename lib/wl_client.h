@@ -11,8 +11,12 @@ struct wl_client {
 	int sock;
 	uint32_t slot;
 	uint64_t client_id;
-	pthread_mutex_t holds_lock;  /* guards the list below */
+	pthread_mutex_t holds_lock;  /* guards the lists below */
 	struct wl_hold *holds;       /* destroyed by wl_client_close */
+	struct wl_alarm *alarms;     /* likewise */
+	/* One request and its reply at a time on sock (alarm requests may
+	 * come from several threads). */
+	pthread_mutex_t sock_lock;
 };
 
 struct wl_hold {
@@ -22,6 +26,19 @@ struct wl_hold {
 	struct wl_hold *next, **pprev;
 };
 
+struct wl_alarm {
+	wl_client *c;
+	uint32_t index;   /* in the slot's alarms[] */
+	int efd;          /* signalled by the daemon when it fires */
+	/* Under the segment lock: */
+	uint64_t seen;    /* fired_seq acknowledged by wl_alarm_wait */
+	int pending;      /* acknowledged fires await wl_alarm_done */
+	struct wl_alarm *next, **pprev;
+};
+
 int wl_client_lock(wl_client *c);
+/* alarm.c: free the handles without asking the daemon (it reaps them
+ * with the connection). */
+void wl_alarm_forget_all(wl_client *c);
 
 #endif

@@ -25,6 +25,12 @@ enum wl_op {
 	WL_OP_DENY = 3,     /* name = client name to deny */
 	WL_OP_ALLOW = 4,    /* name = client name to allow */
 	WL_OP_RELOAD = 5,   /* re-read the configuration */
+	/* Wake alarms of the registered client on this connection; these
+	 * requests are struct wl_msg_alarm (ABI 3). */
+	WL_OP_ALARM_CREATE = 6,  /* name; carries the client's eventfd; reply slot = index */
+	WL_OP_ALARM_SET = 7,     /* index, first_ms, period_ms, window_ms */
+	WL_OP_ALARM_CANCEL = 8,  /* index */
+	WL_OP_ALARM_DESTROY = 9, /* index; releases its hold */
 };
 
 struct wl_msg_req {
@@ -32,6 +38,19 @@ struct wl_msg_req {
 	uint16_t abi_major;
 	uint16_t op;
 	char name[WL_NAME_MAX];
+};
+
+/* A request about an alarm: the common request followed by its
+ * arguments.  The common part comes first and keeps its size, so a
+ * daemon still answers an old client's wl_msg_req with a readable
+ * EPROTONOSUPPORT. */
+struct wl_msg_alarm {
+	struct wl_msg_req req;
+	uint32_t index;
+	uint32_t period_ms;
+	uint32_t window_ms;
+	uint32_t pad;
+	uint64_t first_ms;
 };
 
 struct wl_msg_rep {
@@ -48,10 +67,14 @@ int wl_send_msg(int sock, const void *buf, size_t len, int fd);
 /* Receive one message of exactly len bytes; *fd gets a passed descriptor
  * or -1 (may be NULL to refuse descriptors). */
 int wl_recv_msg(int sock, void *buf, size_t len, int *fd);
+/* The same for a message of 1..max bytes; *len gets its size. */
+int wl_recv_msg_upto(int sock, void *buf, size_t max, size_t *len, int *fd);
 /* Connect to the daemon; path NULL = $WAKELOCK_SOCKET or default. */
 int wl_connect(const char *path, int timeout_ms);
 /* One request/response exchange on a connected socket. */
 int wl_request(int sock, uint16_t op, const char *name, struct wl_msg_rep *rep, int *fd);
+/* An alarm request (magic and ABI filled in); send_fd < 0: none. */
+int wl_request_alarm(int sock, struct wl_msg_alarm *m, int send_fd, struct wl_msg_rep *rep);
 
 /* Per-thread error detail (error.c). */
 void wl_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

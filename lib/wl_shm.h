@@ -5,8 +5,12 @@
  * ABI version below changes whenever this layout does.
  *
  * Primary state (written by its owner, never derived):
- *   hold.depth, hold.deadline   by the client (under the lock)
+ *   hold.depth, hold.deadline   by the client (under the lock); the
+ *                               deadline of an alarm's hold also by the
+ *                               daemon when the alarm fires
  *   slot.state, slot.allowed    by the daemon (under the lock)
+ *   slot.alarms[]               by the daemon (under the lock), but
+ *                               alarm.done_seq by the client
  * Derived state, always recomputable from the primary state, so that a
  * process killed halfway through an update can be repaired
  * (EOWNERDEAD -> wl_table_repair):
@@ -30,10 +34,10 @@
 #include "wakelock.h"
 
 #define WL_SHM_MAGIC 0x444b4c57u        /* "WLKD" little-endian */
-#define WL_ABI_MAJOR 2u                 /* incompatible layout changes */
+#define WL_ABI_MAJOR 3u                 /* incompatible layout changes */
 #define WL_ABI_MINOR 0u                 /* compatible additions */
 /*
- * Sizing (ABI 2): 1024 clients x 128 holds = 131 072 hold entries, enough
+ * Sizing (ABI 3): 1024 clients x 128 holds = 131 072 hold entries, enough
  * for 1 000 clients holding 100 000 holds between them (100 each on
  * average, up to 128 for any one).  A hold entry is 64 bytes (one cache
  * line: no false sharing between holds), so the segment is ~8.6 MiB of
@@ -43,12 +47,17 @@
  * and 1 000 busy clients ~8 MiB of shared memory.  Per-client arrays were
  * chosen over a shared pool of holds: lookup stays a direct index, a
  * client cannot exhaust holds for all others, and reaping a client touches
- * its own 8 KiB only.
+ * its own 8 KiB only.  ABI 3 adds 16 wake alarms per client (1.3 KiB a
+ * slot, ~10 MiB of address space in all).
  */
 #define WL_MAX_CLIENTS 1024u
 #define WL_MAX_HOLDS_PER_CLIENT 128u
 #define WL_ERRNO_BUCKETS 8u
 #define WL_WAKE_MAX 128u
+#define WL_MAX_ALARMS_PER_CLIENT 16u
+/* An alarm holds the system awake through a hold of its own client called
+ * "alarm:NAME" (see wl_shm_alarm). */
+#define WL_ALARM_HOLD_PREFIX "alarm:"
 
 enum wl_slot_state { WL_SLOT_FREE = 0, WL_SLOT_LIVE = 1 };
 enum wl_daemon_state {
@@ -68,6 +77,40 @@ struct wl_shm_hold {
 	uint64_t since;         /* CLOCK_MONOTONIC ns it became active */
 	uint32_t active;        /* derived: depth > 0 || deadline > now */
 	uint32_t pad;
+};
+
+/*
+ * The schedule of one wake alarm, in CLOCK_BOOTTIME ns (it counts time
+ * asleep, as the alarm must).  The alarm is due at `due` and may be
+ * delayed until due + window so that alarms whose windows overlap share
+ * one wake-up (daemon/alarm_sched.c).
+ */
+struct wl_alarm_times {
+	uint64_t due;           /* next nominal expiry, 0 = disarmed */
+	uint64_t period;        /* between expiries, 0 = one-shot */
+	uint64_t window;        /* how late it may fire */
+};
+
+/*
+ * A wake alarm, written by the daemon (the client asks over its socket),
+ * except done_seq.  When it fires, the daemon bumps fired_seq, signals
+ * the client's eventfd, and before that, if the client has finished every
+ * earlier fire (done_seq == fired_seq), acquires the hold `hold`, timed by
+ * the safety timeout.  In wl_alarm_done the client sets done_seq to the
+ * fires it has seen and then releases the hold, unless the alarm fired
+ * again meanwhile: then it renews the hold for that fire instead, so a
+ * fire is never released by the work of an earlier one.  A client that
+ * stops calling wl_alarm_done loses its hold once, after the timeout, and
+ * gets no new one until it calls it again.
+ */
+struct wl_shm_alarm {
+	char name[WL_NAME_MAX]; /* as given, without the hold's prefix */
+	uint32_t in_use;
+	uint32_t hold;          /* index of its hold in the same slot */
+	struct wl_alarm_times t;
+	uint64_t fired_seq;     /* expiries so far */
+	uint64_t done_seq;      /* by the client: expiries whose work is done */
+	uint64_t last_fired;    /* CLOCK_BOOTTIME ns of the last one, 0 = never */
 };
 
 struct wl_shm_slot {
@@ -96,7 +139,11 @@ struct wl_shm_slot {
 	uint64_t prevented_count;   /* suspend attempts it held off */
 	uint64_t denied_count;      /* activations while denied */
 	uint64_t expire_count;      /* timed holds that lapsed */
+	uint64_t alarm_fires;       /* alarm expiries delivered */
+	uint64_t alarm_late_ns;     /* sum of (fire time - due time) */
+	uint64_t alarm_late_max_ns;
 	struct wl_shm_hold holds[WL_MAX_HOLDS_PER_CLIENT];
+	struct wl_shm_alarm alarms[WL_MAX_ALARMS_PER_CLIENT];
 };
 
 struct wl_errno_count {
@@ -116,6 +163,10 @@ struct wl_shm_dstats {
 	uint64_t last_resume_rt;  /* CLOCK_REALTIME ns */
 	uint64_t waits;           /* cycles that found holds */
 	uint64_t backoff_ms;      /* current backoff, 0 when none */
+	uint64_t alarm_wakeups;   /* alarm timer expiries that fired alarms */
+	uint64_t alarm_fires;     /* alarms fired by them (> wakeups: coalesced) */
+	uint32_t alarm_wakes;     /* 1: CLOCK_BOOTTIME_ALARM, wakes a suspended system */
+	uint32_t pad;
 	struct wl_errno_count by_errno[WL_ERRNO_BUCKETS];
 	char last_wake[WL_WAKE_MAX]; /* "irq 4; ttyS1" */
 };
@@ -156,7 +207,7 @@ struct wl_shm_header {
 	 * clients need not read the wall clock on the fast path. */
 	int64_t rt_offset;
 	uint32_t nlive;         /* derived: live slots = order[0..nlive) */
-	uint32_t pad2;
+	uint32_t alarm_timeout_ms; /* the daemon's, for clients renewing an alarm's hold */
 	struct wl_shm_dstats dstats;
 	uint8_t reserved[256];
 	uint32_t order[WL_MAX_CLIENTS];

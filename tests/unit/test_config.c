@@ -63,6 +63,7 @@ static void test_file_and_override(void **st)
 	assert_int_equal(c.ndeny, 3);
 	assert_true(config_is_denied(&c, "c"));
 	assert_int_equal(c.log_level, LOG_L_DEBUG);
+	assert_int_equal(c.alarm_timeout_ms, 10000);   /* default */
 	/* The command line wins over the file. */
 	assert_int_equal(build(&c, err, "--config", conf_path, "--min-awake-ms", "7", "--state",
 	                       "mem", "--deny", "d", "--log-level", "warn", NULL), CONFIG_OK);
@@ -96,6 +97,27 @@ static void test_file_errors(void **st)
 	expect_error("[access]\ndeny = ok, \"bad\"\n", ":2: [access] deny: invalid client name");
 	expect_error("[suspend]\nbackoff_initial_ms = 9000\nbackoff_max_ms = 10\n", "exceeds");
 	expect_error("[suspend]\nmem_sleep = deep\n", "mem_sleep only applies");
+	expect_error("[alarm]\ntimeout_ms = 0\n", "alarm timeout_ms must be at least 1");
+	expect_error("[alarm]\ntimeout_ms = 86400001\n", ":2: [alarm] timeout_ms: value too large");
+}
+
+static void test_alarm_timeout(void **st)
+{
+	struct wld_config c;
+	char err[512] = "";
+	(void)st;
+
+	write_conf("[alarm]\ntimeout_ms = 2500\n");
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_OK);
+	assert_int_equal(c.alarm_timeout_ms, 2500);
+	assert_int_equal(build(&c, err, "--config", conf_path, "--alarm-timeout-ms", "40", NULL),
+	                 CONFIG_OK);
+	assert_int_equal(c.alarm_timeout_ms, 40);
+	unlink(conf_path);
+	assert_int_equal(build(&c, err, "--alarm-timeout-ms", "0", NULL), CONFIG_ERROR);
+	assert_non_null(strstr(err, "at least 1"));
+	assert_int_equal(build(&c, err, "--alarm-timeout-ms", "-3", NULL), CONFIG_ERROR);
+	assert_non_null(strstr(err, "option --alarm-timeout-ms"));
 }
 
 static void test_option_errors(void **st)
@@ -160,6 +182,7 @@ int main(void)
 		cmocka_unit_test(test_file_and_override),
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_option_errors),
+		cmocka_unit_test(test_alarm_timeout),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_backoff),
 	};

@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Wake alarms, the client side.  Creating, setting and cancelling go to
+ * the daemon over the client's socket (it owns the timer); waiting and
+ * wl_alarm_done() work on the segment and the eventfd alone, like the
+ * hold fast path.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include "wl_client.h"
+
+static int alarm_request(wl_client *c, struct wl_msg_alarm *m, int send_fd, uint32_t *index)
+{
+	struct wl_msg_rep rep;
+	int r;
+
+	pthread_mutex_lock(&c->sock_lock);
+	r = wl_request_alarm(c->sock, m, send_fd, &rep);
+	pthread_mutex_unlock(&c->sock_lock);
+	if (r == 0 && index)
+		*index = rep.slot;
+	return r;
+}
+
+int wl_alarm_create(wl_client *c, const char *name, wl_alarm **out)
+{
+	struct wl_msg_alarm m;
+	wl_alarm *a;
+	int r;
+
+	if (!c || !out)
+		return -EINVAL;
+	*out = NULL;
+	r = wl_name_check(name);
+	if (r < 0) {
+		wl_set_error("invalid alarm name");
+		return r;
+	}
+	if (strlen(name) >= WL_ALARM_NAME_MAX) {
+		wl_set_error("alarm names have at most %d characters", WL_ALARM_NAME_MAX - 1);
+		return -ENAMETOOLONG;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	/* Non-blocking: the daemon must never block writing to it, and
+	 * draining it here must not either. */
+	a->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (a->efd < 0) {
+		r = -errno;
+		free(a);
+		return r;
+	}
+	memset(&m, 0, sizeof(m));
+	m.req.op = WL_OP_ALARM_CREATE;
+	strncpy(m.req.name, name, WL_NAME_MAX - 1);
+	r = alarm_request(c, &m, a->efd, &a->index);
+	if (r == 0 && a->index >= WL_MAX_ALARMS_PER_CLIENT) {
+		wl_set_error("wakelockd assigned an impossible alarm");
+		r = -EBADMSG;
+	}
+	if (r < 0) {
+		close(a->efd);
+		free(a);
+		return r;
+	}
+	a->c = c;
+	pthread_mutex_lock(&c->holds_lock);
+	a->next = c->alarms;
+	if (a->next)
+		a->next->pprev = &a->next;
+	a->pprev = &c->alarms;
+	c->alarms = a;
+	pthread_mutex_unlock(&c->holds_lock);
+	*out = a;
+	return 0;
+}
+
+static int simple_request(wl_alarm *a, uint16_t op, uint64_t first_ms, uint32_t period_ms,
+                          uint32_t window_ms)
+{
+	struct wl_msg_alarm m;
+
+	memset(&m, 0, sizeof(m));
+	m.req.op = op;
+	m.index = a->index;
+	m.first_ms = first_ms;
+	m.period_ms = period_ms;
+	m.window_ms = window_ms;
+	return alarm_request(a->c, &m, -1, NULL);
+}
+
+int wl_alarm_set(wl_alarm *a, uint64_t first_ms, uint32_t period_ms, uint32_t window_ms)
+{
+	if (!a)
+		return -EINVAL;
+	/* The daemon checks again (against its clock); refusing the obvious
+	 * here saves a round trip and gives the reason. */
+	if (period_ms && window_ms > period_ms) {
+		wl_set_error("the window of a periodic alarm may not exceed its period");
+		return -EINVAL;
+	}
+	if (first_ms > (uint64_t)INT64_MAX / 1000000u) {
+		wl_set_error("alarm time out of range");
+		return -EOVERFLOW;
+	}
+	return simple_request(a, WL_OP_ALARM_SET, first_ms, period_ms, window_ms);
+}
+
+int wl_alarm_cancel(wl_alarm *a)
+{
+	if (!a)
+		return -EINVAL;
+	return simple_request(a, WL_OP_ALARM_CANCEL, 0, 0, 0);
+}
+
+int wl_alarm_fd(const wl_alarm *a)
+{
+	return a ? a->efd : -EINVAL;
+}
+
+/* Take note of fires not seen yet: their number, 0 if none. */
+static int acknowledge(wl_alarm *a)
+{
+	struct wl_shm_header *hdr = a->c->seg.hdr;
+	const struct wl_shm_alarm *al;
+	uint64_t cnt, n;
+	int r = wl_client_lock(a->c);
+
+	if (r < 0)
+		return r;
+	/* Drain first: the daemon bumps fired_seq before it signals, under
+	 * this lock, so a signal drained here is always covered by the
+	 * fired_seq read next.  A later signal leaves the fd readable and
+	 * costs one spurious wake-up at most. */
+	while (read(a->efd, &cnt, sizeof(cnt)) == (ssize_t)sizeof(cnt))
+		;
+	al = &hdr->slots[a->c->slot].alarms[a->index];
+	if (!al->in_use) {
+		wl_unlock(hdr);
+		wl_set_error("wakelockd no longer knows this alarm");
+		return -ESTALE;
+	}
+	n = al->fired_seq - a->seen;
+	if (n) {
+		a->seen = al->fired_seq;
+		a->pending = 1;
+	}
+	wl_unlock(hdr);
+	return n > 0x7fffffff ? 0x7fffffff : (int)n;
+}
+
+int wl_alarm_wait(wl_alarm *a, int timeout_ms)
+{
+	uint64_t end = 0;
+	int r;
+
+	if (!a)
+		return -EINVAL;
+	if (timeout_ms > 0)
+		end = wl_now_mono() + (uint64_t)timeout_ms * 1000000u;
+	for (;;) {
+		/* The socket reports POLLHUP when the daemon exits: an alarm
+		 * of a dead daemon never fires. */
+		struct pollfd p[2] = {
+			{ .fd = a->efd, .events = POLLIN },
+			{ .fd = a->c->sock, .events = 0 },
+		};
+		int left = timeout_ms;
+
+		r = acknowledge(a);
+		if (r != 0)
+			return r;
+		if (timeout_ms > 0) {
+			uint64_t now = wl_now_mono();
+
+			if (now >= end)
+				return 0;
+			left = (int)((end - now + 999999u) / 1000000u);
+		} else if (timeout_ms == 0) {
+			return 0;
+		}
+		r = poll(p, 2, left);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		if (r > 0 && (p[1].revents & (POLLHUP | POLLERR))) {
+			wl_set_error("wakelockd has exited");
+			return -ENOTCONN;
+		}
+	}
+}
+
+int wl_alarm_done(wl_alarm *a)
+{
+	struct wl_shm_header *hdr;
+	struct wl_shm_alarm *al;
+	int r;
+
+	if (!a)
+		return -EINVAL;
+	hdr = a->c->seg.hdr;
+	r = wl_client_lock(a->c);
+	if (r < 0)
+		return r;
+	if (!a->pending) {
+		wl_unlock(hdr);
+		wl_set_error("no fire of this alarm awaits wl_alarm_done");
+		return -EINVAL;
+	}
+	a->pending = 0;
+	al = &hdr->slots[a->c->slot].alarms[a->index];
+	if (!al->in_use) {
+		wl_unlock(hdr);
+		return 0;
+	}
+	al->done_seq = a->seen;
+	if (al->fired_seq == a->seen) {
+		wl_table_release(hdr, a->c->slot, al->hold, 1, WL_NOW_LAZY);
+	} else {
+		/* Fired again since wl_alarm_wait: that fire's work has not
+		 * started (the fd is readable again) and the daemon left its
+		 * hold to us, as we were busy.  Give it a full timeout. */
+		uint32_t ms = hdr->alarm_timeout_ms ? hdr->alarm_timeout_ms : 1;
+
+		wl_table_acquire(hdr, a->c->slot, al->hold, (uint64_t)ms * 1000000u, WL_NOW_LAZY);
+	}
+	wl_unlock(hdr);
+	return 0;
+}
+
+static void unlink_alarm(wl_alarm *a)
+{
+	pthread_mutex_lock(&a->c->holds_lock);
+	*a->pprev = a->next;
+	if (a->next)
+		a->next->pprev = a->pprev;
+	pthread_mutex_unlock(&a->c->holds_lock);
+}
+
+void wl_alarm_destroy(wl_alarm *a)
+{
+	if (!a)
+		return;
+	unlink_alarm(a);
+	/* The daemon frees the entry and its hold; if it is gone there is
+	 * nothing left to free. */
+	simple_request(a, WL_OP_ALARM_DESTROY, 0, 0, 0);
+	close(a->efd);
+	free(a);
+}
+
+void wl_alarm_forget_all(wl_client *c)
+{
+	while (c->alarms) {
+		wl_alarm *a = c->alarms;
+
+		unlink_alarm(a);
+		close(a->efd);
+		free(a);
+	}
+}
