@@ -96,12 +96,17 @@ userspace: build/host/libwakelock.so build/host/libwakelock.a build/host/libwake
 	build/host/wakelockd build/host/wakelock build/host/example-hold build/host/example-alarm
 
 # --- guest: static programs ------------------------------------------------
-userspace-guest: build/guest/wakelockd build/guest/wakelock build/guest/tests/wl-guest-hold
+userspace-guest: build/guest/wakelockd build/guest/wakelock build/guest/tests/wl-guest-hold \
+	    build/guest/tests/wl-guest-alarm
 	@mkdir -p build/guest/bin
 	cp build/guest/wakelockd build/guest/wakelock build/guest/bin/
-	cp build/guest/tests/wl-guest-hold build/guest/bin/
+	cp build/guest/tests/wl-guest-hold build/guest/tests/wl-guest-alarm build/guest/bin/
 
 build/guest/tests/wl-guest-hold: build/guest/obj/tests/unit/wl_guest_hold.o build/guest/libwlcore.a
+	@mkdir -p $(@D)
+	$(US_CC) -static -o $@ $^ $(US_LDLIBS)
+
+build/guest/tests/wl-guest-alarm: build/guest/obj/tests/unit/wl_guest_alarm.o build/guest/libwlcore.a
 	@mkdir -p $(@D)
 	$(US_CC) -static -o $@ $^ $(US_LDLIBS)
 

@@ -186,8 +186,8 @@ static void ready(int *ready_fd)
 }
 
 /* One descriptor per connection (WLD_MAX_CONNS) and per wake alarm, plus
- * our own: raise the soft limit towards the hard one if the default (often
- * 1024) is short. */
+ * our own: if the default (often 1024) is short, raise the limit, the hard
+ * one too when we may (root), else the soft one as far as the hard one. */
 static void raise_nofile(void)
 {
 	struct rlimit rl;
@@ -195,6 +195,13 @@ static void raise_nofile(void)
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
 		return;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want) {
+		/* Root (CAP_SYS_RESOURCE) may raise the hard limit too. */
+		struct rlimit both = { .rlim_cur = want, .rlim_max = want };
+
+		if (setrlimit(RLIMIT_NOFILE, &both) == 0)
+			return;
+	}
 	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
 		log_warn("descriptor limit %llu: fewer than %u clients can register, or "

@@ -165,8 +165,9 @@ int wl_epoll_wait(wl_hold *h, int epfd, struct epoll_event *events,
  * wl_alarm_done(): the work for the fires seen by wl_alarm_wait() is
  *   finished: the alarm's hold is released, unless the alarm fired again
  *   meanwhile (then the fd is readable again and the hold is renewed for
- *   a full timeout, for that fire).  -EINVAL if wl_alarm_wait() reported no fire since the last
- *   call.  A hold already released by the safety timeout is not an error.
+ *   a full timeout, for that fire).  -EINVAL if wl_alarm_wait() reported
+ *   no fire since the last call.  A hold already released by the safety
+ *   timeout is not an error.
  * wl_alarm_destroy(): cancel, release its hold and free.  NULL is ignored.
  *
  * A client denied by policy still gets its alarms, but their holds do not

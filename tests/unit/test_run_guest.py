@@ -85,6 +85,19 @@ class VerdictTest(unittest.TestCase):
             self.assertTrue(run_guest.SPLAT.search(line), line)
         self.assertFalse(run_guest.SPLAT.search('PM: suspend exit'))
 
+    def test_freeze_abort_traces_are_not_splats(self):
+        f = run_guest.SplatFilter()
+        self.assertTrue(f.is_splat('Call Trace:'))
+        self.assertFalse(f.is_splat('Freezing user space processes aborted after 0.000 seconds '
+                                    '(2 tasks refusing to freeze, wq_busy=0):'))
+        self.assertFalse(f.is_splat('Call Trace:'))
+        self.assertFalse(f.is_splat(' <TASK>'))
+        # A real warning inside the dump still counts.
+        self.assertTrue(f.is_splat('WARNING: CPU: 0 PID: 1 at kernel/power/process.c:1'))
+        self.assertFalse(f.is_splat('Restarting tasks ... done.'))
+        self.assertTrue(f.is_splat('Call Trace:'))
+        self.assertFalse(f.is_splat('# Call Trace: (test output)'))
+
 
 if __name__ == '__main__':
     unittest.main()

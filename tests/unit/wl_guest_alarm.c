@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Guest test helper (static, for the QEMU initramfs): register as NAME,
+ * set a wake alarm FIRST_MS from now, then every PERIOD_MS (window 0), and
+ * for COUNT fires do WORK_MS of "work" before wl_alarm_done().  Per fire it
+ * prints
+ *   fire K seen=N late_ms=L success_before=A success_after=B
+ * where L is how long after its due time (CLOCK_BOOTTIME) the fire was
+ * seen and A, B are /sys/power/suspend_stats/success when the work starts
+ * and ends: a script checks that the system slept between fires (the
+ * alarm woke it) and never during the work (the daemon held it awake).
+ * Before finishing the last fire it takes an ordinary hold, prints
+ * "holding" and keeps it until killed: with no alarm left nothing would
+ * wake the system, so the script needs it awake to stop the daemon.
+ * Usage: wl-guest-alarm NAME FIRST_MS PERIOD_MS COUNT WORK_MS
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include "wakelock.h"
+
+static long long boottime_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static long success_count(void)
+{
+	FILE *f = fopen("/sys/power/suspend_stats/success", "re");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+static int keep_awake(wl_client *c)
+{
+	wl_hold *h;
+	int r = wl_hold_create(c, "end", &h);
+
+	return r ? r : wl_hold_acquire(h);
+}
+
+static int number(const char *s, long max, long *out)
+{
+	char *end;
+
+	*out = strtol(s, &end, 10);
+	return *s && !*end && *out >= 0 && *out <= max ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	long first, period, count, work;
+	long long t0, due;
+	wl_client *c;
+	wl_alarm *a;
+	int r;
+
+	if (argc != 6 || number(argv[2], 86400000, &first) || number(argv[3], 86400000, &period) ||
+	    number(argv[4], 1000, &count) || number(argv[5], 60000, &work) || count < 1) {
+		fprintf(stderr, "usage: %s NAME FIRST_MS PERIOD_MS COUNT WORK_MS\n", argv[0]);
+		return 2;
+	}
+	r = wl_client_open(NULL, argv[1], &c);
+	if (r == 0)
+		r = wl_alarm_create(c, "guest", &a);
+	t0 = boottime_ms();
+	if (r == 0)
+		r = wl_alarm_set(a, (uint64_t)first, (uint32_t)period, 0);
+	if (r == 0) {
+		printf("set\n");
+		fflush(stdout);
+	}
+	due = t0 + first;
+	for (long k = 0; r == 0 && k < count; k++) {
+		long before, after;
+		long long late;
+
+		r = wl_alarm_wait(a, -1);
+		if (r <= 0)
+			break;
+		late = boottime_ms() - due;
+		before = success_count();
+		struct timespec ts = { .tv_sec = work / 1000, .tv_nsec = (work % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+		after = success_count();
+		printf("fire %ld seen=%d late_ms=%lld success_before=%ld success_after=%ld\n",
+		       k, r, late, before, after);
+		fflush(stdout);
+		due += period * r;
+		r = k == count - 1 ? keep_awake(c) : 0;
+		if (r == 0)
+			r = wl_alarm_done(a);
+	}
+	if (r < 0) {
+		fprintf(stderr, "%s: %s: %s\n", argv[0], wl_strerror(r), wl_last_error());
+		return 1;
+	}
+	printf("holding\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
