@@ -18,6 +18,36 @@ void wl_json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+size_t wl_escape(char *dst, size_t len, const char *src)
+{
+	size_t o = 0;
+
+	if (!len)
+		return 0;
+	for (const unsigned char *p = (const unsigned char *)src; *p; p++) {
+		char e[5];
+		size_t n;
+
+		if (*p < 0x20 || *p >= 0x7f || *p == '\\') {
+			if (*p == '\\')
+				memcpy(e, "\\\\", 3);
+			else
+				snprintf(e, sizeof(e), "\\x%02x", *p);
+			n = strlen(e);
+		} else {
+			e[0] = (char)*p;
+			e[1] = 0;
+			n = 1;
+		}
+		if (o + n >= len)
+			break;
+		memcpy(dst + o, e, n);
+		o += n;
+	}
+	dst[o] = 0;
+	return o;
+}
+
 const char *wl_errno_name(int err, char *buf, size_t len)
 {
 	const char *n = err > 0 ? strerrorname_np(err) : NULL;

@@ -7,6 +7,10 @@
 
 /* Write s as a JSON string literal. */
 void wl_json_str(FILE *f, const char *s);
+/* Copy src for an error message or a log line: bytes outside printable
+ * ASCII become \xHH and a backslash \\; truncated to fit len (> 0).
+ * Returns the length written. */
+size_t wl_escape(char *dst, size_t len, const char *src);
 /* The daemon's statistics as one JSON object (no trailing newline). */
 void wl_json_dstats(FILE *f, const struct wl_shm_dstats *st);
 /* Symbolic name of an errno value ("EIO"), or its number. */
