@@ -20,7 +20,7 @@
 #include "../lib/wl_json.h"
 #include "../lib/wl_shm.h"
 
-static void defaults(struct wld_config *c)
+void config_defaults(struct wld_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	strcpy(c->state, "freeze");
@@ -355,39 +355,34 @@ fail:
 	return -1;
 }
 
-int config_load_file(const char *path, struct wld_config *cfg, char *err, size_t errlen)
+int config_load_text(const char *text, size_t len, const char *name,
+                     struct wld_config *cfg, char *err, size_t errlen)
 {
-	struct file_ctx x = { .cfg = cfg };
-	char epath[256];
-	char *text;
+	struct file_ctx x = { .cfg = cfg, .text = text, .len = len };
+	char ename[256];
 	const char *nul;
 	int r;
 
-	wl_escape(epath, sizeof(epath), path);
-	if (read_conf(path, epath, &text, &x.len, err, errlen) < 0)
-		return CONFIG_ERROR;
-	x.text = text;
+	wl_escape(ename, sizeof(ename), name);
 	/* A NUL would silently end its line for the parser. */
-	nul = memchr(text, 0, x.len);
+	nul = memchr(text, 0, len);
 	if (nul) {
 		int line = 1;
 
 		for (const char *p = text; p < nul; p++)
 			line += *p == '\n';
-		snprintf(err, errlen, "%s:%d: NUL byte (binary file?)", epath, line);
-		free(text);
+		snprintf(err, errlen, "%s:%d: NUL byte (binary file?)", ename, line);
 		return CONFIG_ERROR;
 	}
 	r = ini_parse_stream(reader, &x, handler, &x);
-	free(text);
 	if (r < 0) {
-		snprintf(err, errlen, "%s: cannot parse (error %d)", epath, r);
+		snprintf(err, errlen, "%s: cannot parse (error %d)", ename, r);
 		return CONFIG_ERROR;
 	}
 	/* Errors before the long line come first. */
 	if (x.long_line && (r == 0 || r > x.long_line)) {
 		snprintf(err, errlen, "%s:%d: line too long (at most %d bytes with its newline)",
-		         epath, x.long_line, x.max_line - 1);
+		         ename, x.long_line, x.max_line - 1);
 		return CONFIG_ERROR;
 	}
 	if (r == 0)
@@ -395,11 +390,26 @@ int config_load_file(const char *path, struct wld_config *cfg, char *err, size_t
 	/* inih returns the first failing line; if our handler did not fail
 	 * there, the line itself is malformed. */
 	if (x.err_line == r)
-		snprintf(err, errlen, "%s:%d: %s", epath, r, x.reason);
+		snprintf(err, errlen, "%s:%d: %s", ename, r, x.reason);
 	else
 		snprintf(err, errlen, "%s:%d: syntax error (expected [section] or key = value)",
-		         epath, r);
+		         ename, r);
 	return CONFIG_ERROR;
+}
+
+int config_load_file(const char *path, struct wld_config *cfg, char *err, size_t errlen)
+{
+	char epath[256];
+	char *text;
+	size_t len;
+	int r;
+
+	wl_escape(epath, sizeof(epath), path);
+	if (read_conf(path, epath, &text, &len, err, errlen) < 0)
+		return CONFIG_ERROR;
+	r = config_load_text(text, len, path, cfg, err, errlen);
+	free(text);
+	return r;
 }
 
 int config_is_denied(const struct wld_config *cfg, const char *name)
@@ -566,7 +576,7 @@ int config_build(int argc, char **argv, struct wld_config *cfg, char *err, size_
 	char ea[128];
 	int opt, r;
 
-	defaults(&c);
+	config_defaults(&c);
 	/* Pass 1: find the config file (and --help/--version). */
 	optind = 0;
 	opterr = 0;
