@@ -122,7 +122,7 @@ static void do_accept(struct daemon *d)
 
 /* The peer hung up (exited, crashed, closed): drop its holds and alarms
  * now, including the hold of an alarm whose work it never finished. */
-static void conn_close(struct daemon *d, struct conn *c)
+void server_conn_close(struct daemon *d, struct conn *c)
 {
 	if (c->slot >= 0) {
 		struct wl_shm_header *hdr = d->seg.hdr;
@@ -306,7 +306,7 @@ static void do_request(struct daemon *d, struct conn *c, uint32_t events)
 	if (r == -ETIMEDOUT && !(events & (EPOLLHUP | EPOLLERR)))
 		return;
 	if (r < 0 || server_handle_msg(d, c, &m, len, fd) < 0)
-		conn_close(d, c);
+		server_conn_close(d, c);
 }
 
 void server_event(struct daemon *d, uint32_t idx, uint32_t events)
