@@ -40,6 +40,7 @@ help:
 	@echo "make check   all tests (host unit tests, kernel KUnit, guest tests), cold or warm"
 	@echo "make kernel  build the patched guest kernel in $(WL_CACHE)"
 	@echo "make bench   benchmarks"
+	@echo "make fuzz    run each libFuzzer harness for FUZZ_SECONDS (default 300)"
 
 deps:
 	@scripts/deps.sh $(KERNEL_DEBS) $(USERSPACE_DEBS)

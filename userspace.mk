@@ -3,7 +3,9 @@
 #   make -f userspace.mk userspace userspace-guest check-unit
 # Run from the repository root.  Outputs under build/.
 
-USERSPACE_DEBS := libinih-dev libcmocka-dev scdoc pkg-config
+# clang-14 and libclang-rt-14-dev: the libFuzzer harnesses (make fuzz, and
+# briefly in make check); everything else builds with cc.
+USERSPACE_DEBS := libinih-dev libcmocka-dev scdoc pkg-config clang-14 libclang-rt-14-dev
 US_COMMA := ,
 
 US_VERSION := 1.1.0
@@ -33,7 +35,7 @@ US_MAN := build/man/libwakelock.3 build/man/wakelockd.8 build/man/wakelock.1 bui
 # Keep intermediate objects of the chained test rules.
 .SECONDARY:
 
-.PHONY: userspace userspace-guest check-unit install userspace-clean man
+.PHONY: userspace userspace-guest check-unit install userspace-clean man fuzz fuzz-build
 
 # --- one build variant: $(1)=dir $(2)=extra CFLAGS $(3)=extra LDFLAGS --------
 define US_VARIANT
@@ -120,6 +122,49 @@ check-unit: $(addprefix build/host/tests/,$(US_TESTS)) $(addprefix build/asan/te
 		$(addprefix host:build/host/tests/,$(US_TESTS)) \
 		$(addprefix asan:build/asan/tests/,$(US_TESTS)) \
 		$(addprefix tsan:build/tsan/tests/,$(US_TSAN_TESTS))
+
+# --- fuzzing (tests/fuzz) ---------------------------------------------------
+# libFuzzer harnesses, built with clang: the library and daemon sources with
+# coverage (fuzzer-no-link), each harness linked with the fuzzer's main.
+# `make fuzz` runs each for FUZZ_SECONDS on its seed corpus
+# (tests/fuzz/corpus/NAME) plus a working corpus in build/fuzz/corpus/NAME;
+# crashes go to build/fuzz/artifacts/.  scripts/fuzz-check.sh (make check)
+# runs each briefly.
+FUZZ_CC ?= $(or $(shell command -v clang-14 2>/dev/null),clang)
+FUZZ_SECONDS ?= 300
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O1 -g -Iinclude -pthread -MMD -MP \
+	$(FUZZ_SAN)
+FUZZ_HARNESSES := $(patsubst tests/fuzz/%.c,%,$(sort $(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_OBJ := $(patsubst %.c,build/fuzz/obj/%.o,$(US_LIB_SRC) $(US_DCORE_SRC))
+
+build/fuzz/obj/tests/fuzz/%.o: tests/fuzz/%.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -c $< -o $@
+
+build/fuzz/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+build/fuzz/libfuzzcore.a: $(FUZZ_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+build/fuzz/%: build/fuzz/obj/tests/fuzz/%.o build/fuzz/libfuzzcore.a
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ -linih $(US_LDLIBS)
+
+fuzz-build: $(addprefix build/fuzz/,$(FUZZ_HARNESSES))
+
+fuzz: fuzz-build
+	@for h in $(FUZZ_HARNESSES); do \
+		echo "== $$h: $(FUZZ_SECONDS) s"; \
+		mkdir -p build/fuzz/corpus/$$h build/fuzz/artifacts; \
+		build/fuzz/$$h -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=build/fuzz/artifacts/$$h- \
+			build/fuzz/corpus/$$h tests/fuzz/corpus/$$h || exit 1; \
+	done
+
+-include $(shell find build/fuzz/obj -name '*.d' 2>/dev/null)
 
 # --- docs and install -------------------------------------------------------
 build/man/%: docs/%.scd

@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include "../lib/wl_json.h"
 #include "../lib/wl_proto.h"
 #include "cli.h"
 
@@ -34,7 +35,14 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j': cli.json = 1; break;
-		case 's': cli.socket = optarg; break;
+		case 's':
+			/* Not the default socket: that is what leaving it out means. */
+			if (!*optarg) {
+				fprintf(stderr, "wakelock: --socket needs a path, not an empty string\n");
+				return 2;
+			}
+			cli.socket = optarg;
+			break;
 		case 'r': cli.root = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -90,7 +98,12 @@ int main(int argc, char **argv)
 		}
 		return cmd_run(&cli, name, &argv[optind]);
 	}
-	fprintf(stderr, "wakelock: unknown command '%s'\n", cmd);
+	{
+		char ec[256];
+
+		wl_escape(ec, sizeof(ec), cmd);
+		fprintf(stderr, "wakelock: unknown command '%s'\n", ec);
+	}
 	usage(stderr);
 	return 2;
 }

@@ -2,25 +2,54 @@
 /* wakelock run: keep the system awake while a command runs. */
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "../lib/wl_json.h"
 #include "cli.h"
+
+/*
+ * The default name, "run:" and the program's base name, made valid: a
+ * byte a client name may not have (a space, a quote, a comma, a control
+ * or non-ASCII byte) becomes '_', and the name is cut to fit.
+ */
+static void default_name(char *out, size_t len, const char *prog)
+{
+	char base[PATH_MAX];
+	size_t n;
+
+	snprintf(base, sizeof(base), "%s", prog);
+	snprintf(out, len, "run:%s", basename(base));
+	n = strlen(out);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)out[i];
+		if (ch <= ' ' || ch >= 0x7f || ch == '"' || ch == '\\' || ch == ',')
+			out[i] = '_';
+	}
+}
 
 int cmd_run(const struct cli *cli, const char *name, char **argv)
 {
-	char defname[WL_NAME_MAX], base[256];
+	char defname[WL_NAME_MAX];
 	wl_client *c;
 	wl_hold *h;
 	pid_t pid;
 	int st, r;
 
 	if (!name) {
-		snprintf(base, sizeof(base), "%s", argv[0]);
-		snprintf(defname, sizeof(defname), "run:%s", basename(base));
+		default_name(defname, sizeof(defname), argv[0]);
 		name = defname;
+	} else if (wl_name_check(name) < 0) {
+		char en[256];
+
+		wl_escape(en, sizeof(en), name);
+		fprintf(stderr, "wakelock: invalid client name '%s': --name takes 1 to %d bytes "
+		        "of printable ASCII without spaces, quotes, backslashes or commas\n",
+		        en, WL_NAME_MAX - 1);
+		return 2;
 	}
 	r = wl_client_open(cli->socket, name, &c);
 	if (r == 0 && (r = wl_hold_create(c, "run", &h)) == 0)

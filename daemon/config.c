@@ -4,19 +4,23 @@
  * with libinih (a well-kept parser, Debian's libinih-dev); this file only
  * gives each key its meaning and reports errors as file:line: reason.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "config.h"
 #include "log.h"
+#include "../lib/wl_json.h"
 #include "../lib/wl_shm.h"
 
-static void defaults(struct wld_config *c)
+void config_defaults(struct wld_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	strcpy(c->state, "freeze");
@@ -73,6 +77,40 @@ static const char *set_path(char *dst, size_t len, const char *v)
 	if (*v && *v != '/')
 		return "expected an absolute path";
 	return set_str(dst, len, v);
+}
+
+/*
+ * A group is a name or a gid.  All digits make a gid, which must fit
+ * gid_t without being (gid_t)-1 ("no group" to chown); strtoul alone
+ * would wrap 99999999999999 to some other group.
+ */
+static const char *parse_gid(const char *v, gid_t *gid)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!*v || strspn(v, "0123456789") != strlen(v))
+		return "not a number";
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (errno == ERANGE || x >= (unsigned long long)(gid_t)-1)
+		return "gid out of range (at most 4294967294)";
+	*gid = (gid_t)x;
+	return NULL;
+}
+
+static const char *set_group(struct wld_config *c, const char *v)
+{
+	gid_t g;
+
+	if (!*v)
+		return set_str(c->group, sizeof(c->group), v);
+	if (strspn(v, "0123456789") == strlen(v)) {
+		const char *why = parse_gid(v, &g);
+		if (why)
+			return why;
+	}
+	return set_str(c->group, sizeof(c->group), v);
 }
 
 static const char *set_state(struct wld_config *c, const char *v)
@@ -149,7 +187,7 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 	if (KEY("alarm", "timeout_ms"))
 		return parse_uint(v, 86400000u, &c->alarm_timeout_ms);
 	if (KEY("access", "group"))
-		return set_str(c->group, sizeof(c->group), v);
+		return set_group(c, v);
 	if (KEY("access", "deny"))
 		return add_deny(c, v);
 	if (KEY("paths", "root"))
@@ -170,22 +208,68 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 
 /* --- INI file --------------------------------------------------------- */
 
+/* A configuration file is a few hundred bytes; anything this big is a
+ * mistake (or /dev/zero), not a configuration. */
+#define CONF_MAX_BYTES (1024 * 1024)
+
 struct file_ctx {
-	FILE *f;
 	struct wld_config *cfg;
+	const char *text;  /* the whole file, no NUL byte in it */
+	size_t len, pos;
 	int line;          /* lines read so far = the line being parsed */
 	int err_line;      /* first semantic error */
-	char reason[128];
+	int long_line;     /* first line too long for the parser, 0 = none */
+	int max_line;      /* the parser's line buffer (bytes, with the NUL) */
+	char reason[256];
 };
 
+/* A comment line, by the parser's rules: first non-blank ';' or '#'. */
+static int is_comment(const char *p, size_t n, int first)
+{
+	size_t i = 0;
+
+	if (first && n >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
+		i = 3;       /* the parser skips a UTF-8 BOM on line 1 */
+	while (i < n && isspace((unsigned char)p[i]))
+		i++;
+	return i < n && (p[i] == ';' || p[i] == '#');
+}
+
+/*
+ * libinih reads lines into a fixed buffer of num bytes (its INI_MAX_LINE,
+ * fixed when the library was built) and parses whatever does not fit as a
+ * line of its own: the tail of a long comment would take effect.  So hand
+ * it one whole line at a time from memory: a comment too long for the
+ * buffer is passed as an empty line (it means nothing either way), any
+ * other long line ends the parse and is reported with its number.
+ */
 static char *reader(char *str, int num, void *stream)
 {
 	struct file_ctx *x = stream;
-	char *r = fgets(str, num, x->f);
+	const char *p, *nl;
+	size_t n;
 
-	if (r)
-		x->line++;
-	return r;
+	if (x->pos >= x->len || x->long_line || num < 2)
+		return NULL;
+	p = x->text + x->pos;
+	nl = memchr(p, '\n', x->len - x->pos);
+	n = nl ? (size_t)(nl - p) + 1 : x->len - x->pos;
+	x->pos += n;
+	x->line++;
+	if (n >= (size_t)num) {
+		if (!is_comment(p, n, x->line == 1)) {
+			x->long_line = x->line;
+			x->max_line = num;
+			return NULL;
+		}
+		n = 0;
+		if (nl)
+			str[n++] = '\n';
+	} else {
+		memcpy(str, p, n);
+	}
+	str[n] = 0;
+	return str;
 }
 
 static int handler(void *user, const char *sec, const char *key, const char *val)
@@ -194,38 +278,138 @@ static int handler(void *user, const char *sec, const char *key, const char *val
 	const char *why = apply_key(x->cfg, sec, key, val);
 
 	if (why && !x->err_line) {
+		char es[64], ek[64];
+
+		wl_escape(es, sizeof(es), sec);
+		wl_escape(ek, sizeof(ek), key);
 		x->err_line = x->line;
-		snprintf(x->reason, sizeof(x->reason), "[%s] %s: %s", sec, key, why);
+		snprintf(x->reason, sizeof(x->reason), "[%s] %s: %s", es, ek, why);
 	}
 	return why == NULL;
 }
 
-int config_load_file(const char *path, struct wld_config *cfg, char *err, size_t errlen)
+/*
+ * Read the whole file: a regular file (not a directory, which read()s as
+ * nothing on some systems and fails on others, nor a device or a FIFO that
+ * may never end), of at most CONF_MAX_BYTES.  O_NONBLOCK keeps open() of a
+ * FIFO from waiting for a writer; fstat() then refuses it.
+ */
+static int read_conf(const char *path, const char *epath, char **text, size_t *len,
+                     char *err, size_t errlen)
 {
-	struct file_ctx x = { .cfg = cfg };
+	struct stat st;
+	char *buf = NULL;
+	size_t n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", epath, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", epath, strerror(errno));
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: is a directory, not a configuration file", epath);
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a regular file", epath);
+		goto fail;
+	}
+	if (st.st_size > CONF_MAX_BYTES)
+		goto too_large;
+	/* One byte more than allowed, to see a file that grew meanwhile. */
+	buf = malloc(CONF_MAX_BYTES + 2);
+	if (!buf) {
+		snprintf(err, errlen, "%s: %s", epath, strerror(ENOMEM));
+		goto fail;
+	}
+	for (;;) {
+		ssize_t r = read(fd, buf + n, CONF_MAX_BYTES + 1 - n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			snprintf(err, errlen, "%s: %s", epath, strerror(errno));
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > CONF_MAX_BYTES)
+			goto too_large;
+	}
+	close(fd);
+	buf[n] = 0;
+	*text = buf;
+	*len = n;
+	return 0;
+too_large:
+	snprintf(err, errlen, "%s: too large for a configuration file (more than %d bytes)",
+	         epath, CONF_MAX_BYTES);
+fail:
+	free(buf);
+	close(fd);
+	return -1;
+}
+
+int config_load_text(const char *text, size_t len, const char *name,
+                     struct wld_config *cfg, char *err, size_t errlen)
+{
+	struct file_ctx x = { .cfg = cfg, .text = text, .len = len };
+	char ename[256];
+	const char *nul;
 	int r;
 
-	x.f = fopen(path, "re");
-	if (!x.f) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	wl_escape(ename, sizeof(ename), name);
+	/* A NUL would silently end its line for the parser. */
+	nul = memchr(text, 0, len);
+	if (nul) {
+		int line = 1;
+
+		for (const char *p = text; p < nul; p++)
+			line += *p == '\n';
+		snprintf(err, errlen, "%s:%d: NUL byte (binary file?)", ename, line);
 		return CONFIG_ERROR;
 	}
 	r = ini_parse_stream(reader, &x, handler, &x);
-	fclose(x.f);
-	if (r == 0)
-		return CONFIG_OK;
 	if (r < 0) {
-		snprintf(err, errlen, "%s: cannot parse (error %d)", path, r);
+		snprintf(err, errlen, "%s: cannot parse (error %d)", ename, r);
 		return CONFIG_ERROR;
 	}
+	/* Errors before the long line come first. */
+	if (x.long_line && (r == 0 || r > x.long_line)) {
+		snprintf(err, errlen, "%s:%d: line too long (at most %d bytes with its newline)",
+		         ename, x.long_line, x.max_line - 1);
+		return CONFIG_ERROR;
+	}
+	if (r == 0)
+		return CONFIG_OK;
 	/* inih returns the first failing line; if our handler did not fail
 	 * there, the line itself is malformed. */
 	if (x.err_line == r)
-		snprintf(err, errlen, "%s:%d: %s", path, r, x.reason);
+		snprintf(err, errlen, "%s:%d: %s", ename, r, x.reason);
 	else
 		snprintf(err, errlen, "%s:%d: syntax error (expected [section] or key = value)",
-		         path, r);
+		         ename, r);
 	return CONFIG_ERROR;
+}
+
+int config_load_file(const char *path, struct wld_config *cfg, char *err, size_t errlen)
+{
+	char epath[256];
+	char *text;
+	size_t len;
+	int r;
+
+	wl_escape(epath, sizeof(epath), path);
+	if (read_conf(path, epath, &text, &len, err, errlen) < 0)
+		return CONFIG_ERROR;
+	r = config_load_text(text, len, path, cfg, err, errlen);
+	free(text);
+	return r;
 }
 
 int config_is_denied(const struct wld_config *cfg, const char *name)
@@ -243,14 +427,17 @@ int config_is_denied(const struct wld_config *cfg, const char *name)
  */
 int config_resolve_group(const char *group, gid_t *gid, char *err, size_t errlen)
 {
-	char *end;
-	unsigned long n = strtoul(group, &end, 10);
+	char eg[256];
 	FILE *f;
 	struct group *g;
+	const char *why;
 
-	if (*group && !*end) {
-		*gid = (gid_t)n;
-		return 0;
+	wl_escape(eg, sizeof(eg), group);
+	if (*group && strspn(group, "0123456789") == strlen(group)) {
+		why = parse_gid(group, gid);
+		if (why)
+			snprintf(err, errlen, "group '%s': %s", eg, why);
+		return why ? -ERANGE : 0;
 	}
 	f = fopen("/etc/group", "re");
 	if (f) {
@@ -263,7 +450,7 @@ int config_resolve_group(const char *group, gid_t *gid, char *err, size_t errlen
 		}
 		fclose(f);
 	}
-	snprintf(err, errlen, "group '%s' not found in /etc/group", group);
+	snprintf(err, errlen, "group '%s' not found in /etc/group", eg);
 	return -ENOENT;
 }
 
@@ -386,9 +573,10 @@ int config_build(int argc, char **argv, struct wld_config *cfg, char *err, size_
 {
 	struct wld_config c;
 	const char *file = NULL, *why;
+	char ea[128];
 	int opt, r;
 
-	defaults(&c);
+	config_defaults(&c);
 	/* Pass 1: find the config file (and --help/--version). */
 	optind = 0;
 	opterr = 0;
@@ -402,15 +590,18 @@ int config_build(int argc, char **argv, struct wld_config *cfg, char *err, size_
 			printf("wakelockd %d.%d\n", WL_VERSION_MAJOR, WL_VERSION_MINOR);
 			return CONFIG_EXIT;
 		} else if (opt == '?') {
-			snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+			wl_escape(ea, sizeof(ea), argv[optind - 1]);
+			snprintf(err, errlen, "unknown option '%s'", ea);
 			return CONFIG_ERROR;
 		} else if (opt == ':') {
-			snprintf(err, errlen, "option '%s' needs a value", argv[optind - 1]);
+			wl_escape(ea, sizeof(ea), argv[optind - 1]);
+			snprintf(err, errlen, "option '%s' needs a value", ea);
 			return CONFIG_ERROR;
 		}
 	}
 	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		wl_escape(ea, sizeof(ea), argv[optind]);
+		snprintf(err, errlen, "unexpected argument '%s'", ea);
 		return CONFIG_ERROR;
 	}
 	if (file) {
@@ -440,8 +631,10 @@ int config_build(int argc, char **argv, struct wld_config *cfg, char *err, size_
 	}
 	why = validate(&c);
 	if (why) {
-		snprintf(err, errlen, "%s%s%s", c.config_file[0] ? c.config_file : "",
-		         c.config_file[0] ? ": " : "", why);
+		char ef[256];
+
+		wl_escape(ef, sizeof(ef), c.config_file);
+		snprintf(err, errlen, "%s%s%s", ef, c.config_file[0] ? ": " : "", why);
 		return CONFIG_ERROR;
 	}
 	if (c.group[0]) {

@@ -60,6 +60,13 @@ int config_build(int argc, char **argv, struct wld_config *cfg, char *err, size_
 /* Parse one INI file on top of cfg (used by config_build; exposed for tests). */
 int config_load_file(const char *path, struct wld_config *cfg, char *err, size_t errlen);
 
+/* The same for the text of a file (len bytes, any bytes); name is the
+ * file name for messages. */
+int config_load_text(const char *text, size_t len, const char *name,
+                     struct wld_config *cfg, char *err, size_t errlen);
+/* The built-in defaults. */
+void config_defaults(struct wld_config *c);
+
 int config_is_denied(const struct wld_config *cfg, const char *name);
 int config_resolve_group(const char *group, gid_t *gid, char *err, size_t errlen);
 void config_usage(void);

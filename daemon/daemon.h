@@ -49,6 +49,11 @@ struct daemon {
 /* server.c */
 int server_open(struct daemon *d, char *err, size_t errlen);
 void server_event(struct daemon *d, uint32_t idx, uint32_t events);
+/* One received message of connection c (len bytes, fd passed with it or
+ * -1, taken over); -1 if the connection must be closed. */
+int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t len, int fd);
+/* Close connection c, reaping its client. */
+void server_conn_close(struct daemon *d, struct conn *c);
 void server_apply_policy(struct daemon *d);
 void server_close(struct daemon *d);
 void server_reply(struct conn *c, int status, uint32_t slot, uint64_t id, int fd,

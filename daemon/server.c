@@ -122,7 +122,7 @@ static void do_accept(struct daemon *d)
 
 /* The peer hung up (exited, crashed, closed): drop its holds and alarms
  * now, including the hold of an alarm whose work it never finished. */
-static void conn_close(struct daemon *d, struct conn *c)
+void server_conn_close(struct daemon *d, struct conn *c)
 {
 	if (c->slot >= 0) {
 		struct wl_shm_header *hdr = d->seg.hdr;
@@ -214,34 +214,37 @@ static int is_alarm_op(uint16_t op)
 	return op >= WL_OP_ALARM_CREATE && op <= WL_OP_ALARM_DESTROY;
 }
 
-static void do_request(struct daemon *d, struct conn *c, uint32_t events)
+/*
+ * One message of a connection, as received: len bytes at buf (any bytes:
+ * this is where a client's input enters the daemon), fd a descriptor
+ * that came with it or -1 (taken over).  Replies on c->fd.  Returns -1
+ * when the connection must be closed (not the protocol), else 0.
+ */
+int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t len, int fd)
 {
 	union {
 		struct wl_msg_req req;
 		struct wl_msg_alarm alarm;
 	} m;
 	struct wl_msg_req *req = &m.req;
-	size_t len;
-	int fd = -1;
-	int r = wl_recv_msg_upto(c->fd, &m, sizeof(m), &len, &fd);
+	int r;
 
-	/* wl_recv_msg reports EAGAIN (non-blocking socket) as -ETIMEDOUT. */
-	if (r == -ETIMEDOUT && !(events & (EPOLLHUP | EPOLLERR)))
-		return;
-	if (r < 0) {
-		conn_close(d, c);
-		return;
+	if (len != sizeof(m.req) && len != sizeof(m.alarm)) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
 	}
+	memset(&m, 0, sizeof(m));
+	memcpy(&m, buf, len);
 	/* A descriptor is accepted with an alarm's creation only. */
 	if (fd >= 0 && (len != sizeof(m.alarm) || req->op != WL_OP_ALARM_CREATE)) {
 		close(fd);
 		fd = -1;
 	}
-	if ((len != sizeof(m.req) && len != sizeof(m.alarm)) || req->magic != WL_MSG_MAGIC) {
+	if (req->magic != WL_MSG_MAGIC) {
 		if (fd >= 0)
 			close(fd);
-		conn_close(d, c);
-		return;
+		return -1;
 	}
 	req->name[WL_NAME_MAX - 1] = 0;
 	r = 0;
@@ -262,11 +265,11 @@ static void do_request(struct daemon *d, struct conn *c, uint32_t events)
 	if (r < 0) {
 		if (fd >= 0)
 			close(fd);
-		return;
+		return 0;
 	}
 	if (is_alarm_op(req->op)) {
 		alarms_request(d, c, &m.alarm, fd);
-		return;
+		return 0;
 	}
 	switch (req->op) {
 	case WL_OP_REGISTER:
@@ -286,6 +289,24 @@ static void do_request(struct daemon *d, struct conn *c, uint32_t events)
 	default:
 		server_reply(c, -EOPNOTSUPP, 0, 0, -1, "unknown request");
 	}
+	return 0;
+}
+
+static void do_request(struct daemon *d, struct conn *c, uint32_t events)
+{
+	union {
+		struct wl_msg_req req;
+		struct wl_msg_alarm alarm;
+	} m;
+	size_t len;
+	int fd = -1;
+	int r = wl_recv_msg_upto(c->fd, &m, sizeof(m), &len, &fd);
+
+	/* wl_recv_msg reports EAGAIN (non-blocking socket) as -ETIMEDOUT. */
+	if (r == -ETIMEDOUT && !(events & (EPOLLHUP | EPOLLERR)))
+		return;
+	if (r < 0 || server_handle_msg(d, c, &m, len, fd) < 0)
+		server_conn_close(d, c);
 }
 
 void server_event(struct daemon *d, uint32_t idx, uint32_t events)

@@ -151,21 +151,39 @@ static int exchange(int sock, const void *req, size_t len, int send_fd,
 		wl_set_error("no valid answer from wakelockd: %s", strerror(-r));
 		return r == -ECONNRESET ? -ENOTCONN : r;
 	}
-	if (rep->magic != WL_MSG_MAGIC) {
-		wl_set_error("the socket does not speak the wakelockd protocol");
+	r = wl_check_reply(rep);
+	if (r < 0) {
 		if (fd && *fd >= 0) {
 			close(*fd);
 			*fd = -1;
 		}
+		return r;
+	}
+	return 0;
+}
+
+/*
+ * A reply is the daemon's word, but the socket may be anything: its
+ * status goes back to the caller as an error code and through strerror,
+ * so it must be 0 or a negated errno (-INT_MIN would overflow).
+ */
+int wl_check_reply(struct wl_msg_rep *rep)
+{
+	if (rep->magic != WL_MSG_MAGIC) {
+		wl_set_error("the socket does not speak the wakelockd protocol");
 		return -EPROTO;
 	}
 	rep->msg[WL_MSG_TEXT - 1] = 0;
+	/* The text ends up on a terminal. */
+	for (char *p = rep->msg; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	if (rep->status > 0 || rep->status < -WL_MAX_ERRNO) {
+		wl_set_error("wakelockd sent an invalid status (%ld)", (long)rep->status);
+		return -EPROTO;
+	}
 	if (rep->status < 0) {
 		wl_set_error("%s", rep->msg[0] ? rep->msg : strerror(-rep->status));
-		if (fd && *fd >= 0) {
-			close(*fd);
-			*fd = -1;
-		}
 		return rep->status;
 	}
 	return 0;

@@ -76,6 +76,12 @@ int wl_request(int sock, uint16_t op, const char *name, struct wl_msg_rep *rep, 
 /* An alarm request (magic and ABI filled in); send_fd < 0: none. */
 int wl_request_alarm(int sock, struct wl_msg_alarm *m, int send_fd, struct wl_msg_rep *rep);
 
+/* Check a received reply: magic, status 0 or -1..-WL_MAX_ERRNO (anything
+ * else is -EPROTO); terminates msg.  Returns 0 or the negative status, with
+ * the error detail set. */
+#define WL_MAX_ERRNO 4095
+int wl_check_reply(struct wl_msg_rep *rep);
+
 /* Per-thread error detail (error.c). */
 void wl_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

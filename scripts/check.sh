@@ -26,6 +26,7 @@ stage() { # stage NAME COMMAND...: run, remember a failure
 
 stage harness scripts/harness-selftest.sh
 stage unit make --no-print-directory check-unit
+stage fuzz scripts/fuzz-check.sh
 for variant in patched pristine; do
 	stage "kernel-$variant" make --no-print-directory guest-image VARIANT=$variant ||
 		touch "$results/no-$variant"

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Configuration file and options, policy lists, backoff arithmetic. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "../../daemon/backoff.h"
@@ -24,6 +26,19 @@ static void write_conf(const char *text)
 	assert_true(fd >= 0);
 	f = fdopen(fd, "w");
 	fputs(text, f);
+	fclose(f);
+}
+
+/* The same with any bytes, NULs included. */
+static void write_conf_bytes(const char *text, size_t len)
+{
+	FILE *f;
+
+	strcpy(conf_path, "/tmp/wl-conf-XXXXXX");
+	int fd = mkstemp(conf_path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_int_equal(fwrite(text, 1, len, f), len);
 	fclose(f);
 }
 
@@ -99,6 +114,120 @@ static void test_file_errors(void **st)
 	expect_error("[suspend]\nmem_sleep = deep\n", "mem_sleep only applies");
 	expect_error("[alarm]\ntimeout_ms = 0\n", "alarm timeout_ms must be at least 1");
 	expect_error("[alarm]\ntimeout_ms = 86400001\n", ":2: [alarm] timeout_ms: value too large");
+}
+
+
+static void expect_error_in(const char *err, const char *needle)
+{
+	if (!strstr(err, needle))
+		fail_msg("error '%s' lacks '%s'", err, needle);
+}
+
+/* The parser reads lines into a buffer of about 200 bytes: the tail of a
+ * longer line must not be taken as a line of its own. */
+static void test_long_lines(void **st)
+{
+	struct wld_config c;
+	char err[512] = "", text[2048], pad[400];
+	(void)st;
+
+	/* A comment whose 199 first bytes fill the buffer, with a directive
+	 * after them: the comment is one line and means nothing. */
+	memset(pad, 'x', sizeof(pad));
+	snprintf(text, sizeof(text), "[suspend]\n; %.*sstate = mem\n[paths]\n#%.*sroot = /\n",
+	         197, pad, 198, pad);
+	write_conf(text);
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_OK);
+	assert_string_equal(c.state, "freeze");
+	assert_string_equal(c.root, "");
+	unlink(conf_path);
+	/* Other long lines are an error, reported on their own line. */
+	snprintf(text, sizeof(text), "[suspend]\n; %.*s\n[paths]\nroot = /%.*s\nshm = /x\n",
+	         300, pad, 300, pad);
+	expect_error(text, ":4: line too long");
+	snprintf(text, sizeof(text), "[suspend]\nstate = %.*smem\n", 197, pad);
+	expect_error(text, ":2: line too long");
+	/* An earlier error still comes first. */
+	snprintf(text, sizeof(text), "[suspend]\nstate = nope\nstate = %.*s\n", 300, pad);
+	expect_error(text, ":2: [suspend] state: expected");
+	/* The longest line that fits is accepted: 198 bytes and the newline. */
+	snprintf(text, sizeof(text), "[paths]\nroot = /%.*s\n", 190, pad);
+	write_conf(text);
+	assert_int_equal(strlen(strchr(text, '\n') + 1), 199);
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_OK);
+	assert_int_equal(strlen(c.root), 191);
+	unlink(conf_path);
+}
+
+static void test_not_a_file(void **st)
+{
+	struct wld_config c;
+	char err[512] = "", fifo[64];
+	(void)st;
+
+	assert_int_equal(build(&c, err, "--config", "/tmp", NULL), CONFIG_ERROR);
+	expect_error_in(err, "/tmp: is a directory");
+	/* Would be read for ever. */
+	assert_int_equal(build(&c, err, "--config", "/dev/zero", NULL), CONFIG_ERROR);
+	expect_error_in(err, "/dev/zero: not a regular file");
+	/* Would wait for a writer. */
+	snprintf(fifo, sizeof(fifo), "/tmp/wl-fifo-%d", (int)getpid());
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(build(&c, err, "--config", fifo, NULL), CONFIG_ERROR);
+	unlink(fifo);
+	expect_error_in(err, "not a regular file");
+	/* A huge (sparse) file. */
+	write_conf("[suspend]\n");
+	assert_int_equal(truncate(conf_path, 4L << 20), 0);
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_ERROR);
+	expect_error_in(err, "too large");
+	unlink(conf_path);
+}
+
+static void test_nul_and_junk(void **st)
+{
+	struct wld_config c;
+	char err[512] = "";
+	static const char nul[] = "[suspend]\n\nstate = mem\0junk\n";
+	static const char junk[] = "[sus\x01pend]\nkey\x1b[2J\xff = 1\n";
+	(void)st;
+
+	write_conf_bytes(nul, sizeof(nul) - 1);
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_ERROR);
+	expect_error_in(err, ":3: NUL byte");
+	unlink(conf_path);
+	/* Control bytes are not echoed raw to the terminal. */
+	write_conf(junk);
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_ERROR);
+	expect_error_in(err, ":2: [sus\\x01pend] key\\x1b[2J\\xff: unknown section or key");
+	unlink(conf_path);
+	assert_int_equal(build(&c, err, "--\x1b]0;x\a", NULL), CONFIG_ERROR);
+	expect_error_in(err, "unknown option '--\\x1b]0;x\\x07'");
+	assert_int_equal(build(&c, err, "--group", "no\x1bgroup", NULL), CONFIG_ERROR);
+	expect_error_in(err, "group 'no\\x1bgroup' not found");
+	for (const char *p = err; *p; p++)
+		assert_true(*p >= 0x20 && *p < 0x7f);
+}
+
+static void test_group_range(void **st)
+{
+	struct wld_config c;
+	char err[512] = "";
+	gid_t g;
+	(void)st;
+
+	/* 99999999999999 mod 2^32 would be another group. */
+	assert_int_equal(build(&c, err, "--group", "99999999999999", NULL), CONFIG_ERROR);
+	expect_error_in(err, "option --group: gid out of range");
+	assert_int_equal(build(&c, err, "--group", "4294967295", NULL), CONFIG_ERROR);
+	assert_int_equal(build(&c, err, "--group", "184467440737095516160", NULL), CONFIG_ERROR);
+	assert_int_equal(build(&c, err, "--group", "4294967294", NULL), CONFIG_OK);
+	assert_int_equal(c.have_gid, 1);
+	assert_int_equal(c.gid, 4294967294u);
+	assert_int_equal(build(&c, err, "--group", "0", NULL), CONFIG_OK);
+	assert_int_equal(c.gid, 0);
+	expect_error("[access]\ngroup = 4294967296\n", ":2: [access] group: gid out of range");
+	assert_int_equal(config_resolve_group("99999999999999", &g, err, 512), -ERANGE);
 }
 
 static void test_alarm_timeout(void **st)
@@ -183,6 +312,10 @@ int main(void)
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_option_errors),
 		cmocka_unit_test(test_alarm_timeout),
+		cmocka_unit_test(test_long_lines),
+		cmocka_unit_test(test_not_a_file),
+		cmocka_unit_test(test_nul_and_junk),
+		cmocka_unit_test(test_group_range),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_backoff),
 	};

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "../../lib/wl_client.h"
@@ -575,6 +576,50 @@ static void test_epoll_handoff(void **st)
 	close(efd);
 }
 
+/* Programs with awkward names, bad options, names that are not UTF-8. */
+static void test_cli_bad_input(void **st)
+{
+	struct env *e = *st;
+	char cmd[4096], path[512];
+	FILE *f;
+	int r;
+
+	/* The default name comes from the base name, made valid. */
+	snprintf(path, sizeof(path), "%s/my prog,\"x\"", e->d.dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\n%s list | grep -q '^run:my_prog__x_ '\n", hd_bin("wakelock"));
+	fclose(f);
+	assert_int_equal(chmod(path, 0755), 0);
+	snprintf(cmd, sizeof(cmd), "%s run -- '%s'", hd_bin("wakelock"), path);
+	assert_int_equal(system(cmd), 0);
+	/* A bad --name says what a good one is. */
+	snprintf(cmd, sizeof(cmd), "%s run --name 'my prog' -- true 2>%s/err; r=$?; "
+	         "grep -q 'invalid client name .my prog.: --name takes' %s/err && exit $r",
+	         hd_bin("wakelock"), e->d.dir, e->d.dir);
+	r = system(cmd);
+	assert_true(WIFEXITED(r) && WEXITSTATUS(r) == 2);
+	/* An empty socket path is not the default one. */
+	snprintf(cmd, sizeof(cmd), "%s --socket '' status 2>%s/err; r=$?; "
+	         "grep -q -- '--socket needs a path' %s/err && exit $r",
+	         hd_bin("wakelock"), e->d.dir, e->d.dir);
+	r = system(cmd);
+	assert_true(WIFEXITED(r) && WEXITSTATUS(r) == 2);
+	/* A kernel wakeup source whose name is not UTF-8: stats --json stays
+	 * valid JSON in valid UTF-8. */
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/class/wakeup/wakeup0 && "
+	         "printf 'caf\\351 \\377\\300\\n' >%s/sys/class/wakeup/wakeup0/name && "
+	         "echo 3 >%s/sys/class/wakeup/wakeup0/event_count",
+	         e->d.dir, e->d.dir, e->d.dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s --root %s stats --json | python3 -c '"
+	         "import json, sys; d = json.loads(sys.stdin.buffer.read().decode(\"utf-8\")); "
+	         "k = d[\"kernel\"][0]; "
+	         "sys.exit(k[\"name\"] != \"caf\\u00e9 \\u00ff\\u00c0\" or k[\"event_count\"] != 3)'",
+	         hd_bin("wakelock"), e->d.dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_cli(void **st)
 {
 	struct env *e = *st;
@@ -624,6 +669,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_foreign_and_corrupt_segments),
 		cmocka_unit_test_setup_teardown(test_epoll_handoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cli_bad_input, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
