@@ -5,6 +5,10 @@ Run: python3 -m unittest discover -s tests/unit -p 'test_*.py'
 import importlib.machinery
 import importlib.util
 import os
+import re
+import shutil
+import subprocess
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,14 +49,15 @@ class VerdictTest(unittest.TestCase):
         v, ok = judge(KUNIT_OK + '\n' + TAP_OK)
         self.assertTrue(ok, v.problems)
         self.assertEqual((v.passed, v.failed, v.skipped), (2, 0, 1))
-        self.assertEqual(v.kunit_cases, [2, 0])
+        self.assertEqual(v.kunit_cases, [2, 0, 0])
+        self.assertEqual(v.totals(ok), (4, 0, 1))
 
     def test_kunit_case_failure_fails_the_run(self):
         text = KUNIT_OK.replace('    ok 2 stats', '    not ok 2 stats').replace(
             'ok 1 pm_wakeup', 'not ok 1 pm_wakeup')
         v, ok = judge(text + '\n' + TAP_OK)
         self.assertFalse(ok)
-        self.assertEqual(v.kunit_cases, [1, 1])
+        self.assertEqual(v.kunit_cases, [1, 1, 0])
 
     def test_guest_failure(self):
         v, ok = judge(TAP_OK.replace('ok 3 - c', 'not ok 3 - c # exit 1'))
@@ -98,6 +103,66 @@ class VerdictTest(unittest.TestCase):
         self.assertTrue(f.is_splat('Call Trace:'))
         self.assertFalse(f.is_splat('# Call Trace: (test output)'))
 
+    def test_kunit_skipped_case_counts_as_skipped(self):
+        text = KUNIT_OK.replace('    ok 2 stats', '    ok 2 stats # SKIP no wakeup irq here')
+        v, ok = judge(text + '\n' + TAP_OK)
+        self.assertTrue(ok, v.problems)
+        self.assertEqual(v.kunit_cases, [1, 0, 1])
+        # 2 guest tests + 1 KUnit case passed; 1 guest test + 1 case skipped.
+        self.assertEqual(v.totals(ok), (3, 0, 2))
+        self.assertIn('KUnit case stats: no wakeup irq here', v.skips)
+
+    def test_kunit_skip_directive_any_case(self):
+        text = KUNIT_OK.replace('    ok 2 stats', '    ok 2 stats # skip')
+        v, ok = judge(text + '\n' + TAP_OK)
+        self.assertEqual(v.kunit_cases, [1, 0, 1])
+        self.assertIn('KUnit case stats: no reason given', v.skips)
+
+    def test_kunit_suite_skipped_whole_counts_once(self):
+        text = ('KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: pm_wakeup\n'
+                '    1..0\nok 1 pm_wakeup # SKIP not built for this kernel')
+        v, ok = judge(text + '\n' + TAP_OK)
+        self.assertTrue(ok, v.problems)
+        self.assertEqual(v.kunit_cases, [0, 0, 1])
+        self.assertIn('KUnit suite pm_wakeup: not built for this kernel', v.skips)
+
+    def test_guest_skip_counts_as_skipped_with_its_reason(self):
+        v, ok = judge(TAP_OK.replace('ok 2 - b # SKIP', 'ok 2 - b # SKIP no modem on ttyS1'))
+        self.assertTrue(ok, v.problems)
+        self.assertEqual((v.passed, v.failed, v.skipped), (2, 0, 1))
+        self.assertEqual(v.totals(ok), (2, 0, 1))
+        self.assertEqual(v.skips, ['guest test b: no modem on ttyS1'])
+
+    def test_not_ok_with_skip_is_a_failure(self):
+        v, ok = judge(TAP_OK.replace('ok 2 - b # SKIP', 'not ok 2 - b # SKIP'))
+        self.assertFalse(ok)
+        self.assertEqual(v.totals(ok), (2, 1, 0))
+
+    def test_failed_run_without_failed_point_is_one_failure(self):
+        v, ok = judge(TAP_OK.replace('# WLTEST END', ''))
+        self.assertFalse(ok)
+        self.assertEqual(v.totals(ok), (2, 1, 1))
+
+    def test_measurement_is_shown_not_counted(self):
+        text = TAP_OK.replace('# WLTEST END',
+                              '# deferred: 3 of 20\n'
+                              '# WLTEST MEASURED serial-suspend 61.0s, figures above\n'
+                              '# WLTEST END')
+        v, ok = judge(text)
+        self.assertTrue(ok, v.problems)
+        self.assertEqual(v.totals(ok), (2, 0, 1))
+        self.assertEqual(v.measured, ['serial-suspend: 61.0s, figures above'])
+
+    def test_counts_file_has_three_numbers(self):
+        v, ok = judge(KUNIT_OK.replace('    ok 2 stats', '    ok 2 stats # SKIP x')
+                      + '\n' + TAP_OK.replace('ok 3 - c', 'not ok 3 - c # exit 1'))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, 'guest-x.counts')
+            run_guest.write_counts(path, v.totals(ok))
+            with open(path) as f:
+                text = f.read()
+        self.assertRegex(text, r'^\d+ \d+ \d+\n$')
+        self.assertEqual(text, '2 1 2\n')
 
 if __name__ == '__main__':
     unittest.main()
