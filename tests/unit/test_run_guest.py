@@ -164,5 +164,66 @@ class VerdictTest(unittest.TestCase):
         self.assertRegex(text, r'^\d+ \d+ \d+\n$')
         self.assertEqual(text, '2 1 2\n')
 
+
+# run-plan itself, run on the host with busybox (the guest's shell) where
+# present: its paths are pointed into a temporary directory.
+SHELL = shutil.which('busybox')
+
+
+class RunPlanTest(unittest.TestCase):
+    def run_plan(self, plan, tests):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        os.makedirs(os.path.join(d, 'tests', 'plans'))
+        os.makedirs(os.path.join(d, 'tmp'))
+        with open(os.path.join(d, 'tests', 'plans', 'p'), 'w') as f:
+            f.write(plan)
+        for name, body in tests.items():
+            with open(os.path.join(d, 'tests', name + '.sh'), 'w') as f:
+                f.write(body)
+        with open(os.path.join(HERE, '..', '..', 'scripts', 'guest', 'run-plan')) as f:
+            src = f.read()
+        subst = {'/tests/': d + '/tests/', '/dev/ttyS2': '/dev/null',
+                 'cd /tmp ': 'cd ' + d + '/tmp ', '/tmp/': d + '/tmp/'}
+        src = re.sub('|'.join(re.escape(k) for k in subst), lambda m: subst[m.group(0)], src)
+        script = os.path.join(d, 'run-plan')
+        with open(script, 'w') as f:
+            f.write(src)
+        cmd = [SHELL, 'sh', script, 'p'] if SHELL else ['sh', script, 'p']
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout
+        return out, judge(out)
+
+    TESTS = {'pass': 'echo fine\nexit 0\n',
+             'skip': 'echo "SKIP: no modem on ttyS1"\nexit 77\n',
+             'fail': 'echo broken\nexit 3\n',
+             'figures': 'echo "deferred: 2 of 20"\nexit 0\n',
+             'broken': 'echo "no wakeup"\nexit 1\n'}
+
+    def test_skip_reason_and_counts(self):
+        out, (v, ok) = self.run_plan('# a plan\npass\nskip\nfail\n', self.TESTS)
+        self.assertIn('1..3', out)
+        self.assertIn('ok 2 - skip # SKIP no modem on ttyS1', out)
+        self.assertIn('not ok 3 - fail # exit 3', out)
+        self.assertFalse(ok)
+        self.assertEqual(v.totals(ok), (1, 1, 1))
+        self.assertEqual(v.skips, ['guest test skip: no modem on ttyS1'])
+
+    def test_measurement_is_no_test_point(self):
+        out, (v, ok) = self.run_plan('pass\nmeasure:figures\n', self.TESTS)
+        self.assertIn('1..1', out)
+        self.assertIn('# deferred: 2 of 20', out)
+        self.assertNotIn('ok 2', out)
+        self.assertTrue(ok, v.problems)
+        self.assertEqual(v.totals(ok), (1, 0, 0))
+        self.assertEqual(len(v.measured), 1)
+        self.assertTrue(v.measured[0].startswith('figures: '), v.measured)
+
+    def test_failed_measurement_fails_the_run(self):
+        out, (v, ok) = self.run_plan('pass\nmeasure:broken\n', self.TESTS)
+        self.assertIn('Bail out! measurement broken failed: exit 1', out)
+        self.assertFalse(ok)
+        self.assertEqual(v.totals(ok), (1, 1, 0))
+
+
 if __name__ == '__main__':
     unittest.main()
