@@ -16,7 +16,7 @@ else
 userspace userspace-guest:
 	@echo "no user space in this tree yet"
 check-unit:
-	@mkdir -p build/results && echo "0 0" >build/results/unit.counts
+	@mkdir -p build/results && echo "0 0 0" >build/results/unit.counts
 endif
 # The example clients and the end-to-end race test (examples.mk: examples,
 # examples-guest, race, check-e2e).

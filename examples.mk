@@ -7,7 +7,8 @@
 #   make examples-guest        static builds into build/guest/bin (initramfs)
 #   make race CALLS=N SEED=S   the race test, configurations a,b,c (any length)
 #   make check-e2e             the short run of `make check`; writes
-#                              build/results/e2e.counts ("PASSED FAILED")
+#                              build/results/e2e.counts ("PASSED FAILED SKIPPED";
+#                              a failure until race.py writes its counts)
 
 EX_CC ?= cc
 EX_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -Iinclude -pthread
@@ -60,6 +61,6 @@ E2E_CONFIGS ?= a,b,c
 E2E_JUDGE ?= a
 check-e2e: e2e-images
 	@mkdir -p build/results
-	@echo "0 1" >build/results/e2e.counts
+	@echo "0 1 0" >build/results/e2e.counts
 	python3 tests/e2e/race.py --configs $(E2E_CONFIGS) --judge $(E2E_JUDGE) --calls 250 \
 		--seed 1 --out build/e2e/check --check --counts build/results/e2e.counts $(RACE_ARGS)

@@ -61,6 +61,23 @@ build/$(1)/tests/%: build/$(1)/obj/tests/unit/%.o $$(patsubst %.c,build/$(1)/obj
 	@mkdir -p $$(@D)
 	$$(US_CC) $(2) $(3) -o $$@ $$(filter %.o %.a,$$^) -lcmocka -linih $$(US_LDLIBS)
 
+# The shared library, and programs built against it alone, proving the
+# version script exports what the header promises (every variant, so that
+# test_alarm runs its example under the sanitizers too).
+build/$(1)/libwakelock.so.$$(US_VERSION): $$(patsubst %.c,build/$(1)/obj/%.o,$$(US_PUBLIC_SRC)) lib/libwakelock.map
+	$$(US_CC) $(2) -shared -Wl,-soname,libwakelock.so.$$(US_SOVER) -Wl,--version-script=lib/libwakelock.map \
+		-Wl,-z,defs -o $$@ $$(filter %.o,$$^) $$(US_LDLIBS)
+
+build/$(1)/libwakelock.so: build/$(1)/libwakelock.so.$$(US_VERSION)
+	ln -sf libwakelock.so.$$(US_VERSION) build/$(1)/libwakelock.so.$$(US_SOVER)
+	ln -sf libwakelock.so.$$(US_VERSION) $$@
+
+build/$(1)/example-hold: tests/unit/example_hold.c build/$(1)/libwakelock.so
+	$$(US_CC) $$(US_CFLAGS) $(2) -o $$@ $$< -Lbuild/$(1) -lwakelock -Wl,-rpath,'$$$$ORIGIN'
+
+build/$(1)/example-alarm: tests/unit/example_alarm.c build/$(1)/libwakelock.so
+	$$(US_CC) $$(US_CFLAGS) $(2) -o $$@ $$< -Lbuild/$(1) -lwakelock -Wl,-rpath,'$$$$ORIGIN'
+
 -include $$(shell find build/$(1)/obj -name '*.d' 2>/dev/null)
 endef
 
@@ -69,15 +86,7 @@ $(eval $(call US_VARIANT,asan,-fsanitize=address$(US_COMMA)undefined -fno-omit-f
 $(eval $(call US_VARIANT,tsan,-fsanitize=thread -O1,))
 $(eval $(call US_VARIANT,guest,,-static))
 
-# --- host: shared + static library, programs, pkg-config ------------------
-build/host/libwakelock.so.$(US_VERSION): $(patsubst %.c,build/host/obj/%.o,$(US_PUBLIC_SRC)) lib/libwakelock.map
-	$(US_CC) -shared -Wl,-soname,libwakelock.so.$(US_SOVER) -Wl,--version-script=lib/libwakelock.map \
-		-Wl,-z,defs -o $@ $(filter %.o,$^) $(US_LDLIBS)
-
-build/host/libwakelock.so: build/host/libwakelock.so.$(US_VERSION)
-	ln -sf libwakelock.so.$(US_VERSION) build/host/libwakelock.so.$(US_SOVER)
-	ln -sf libwakelock.so.$(US_VERSION) $@
-
+# --- host: static library, pkg-config ----------------------------------------
 build/host/libwakelock.a: $(patsubst %.c,build/host/obj/%.o,$(US_PUBLIC_SRC))
 	@rm -f $@
 	ar rcs $@ $^
@@ -85,14 +94,6 @@ build/host/libwakelock.a: $(patsubst %.c,build/host/obj/%.o,$(US_PUBLIC_SRC))
 build/host/libwakelock.pc: lib/libwakelock.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(US_LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(PREFIX)/include|' -e 's|@VERSION@|$(US_VERSION)|' $< > $@
-
-# A program built against the installed-style shared library, proving the
-# version script exports what the header promises.
-build/host/example-hold: tests/unit/example_hold.c build/host/libwakelock.so
-	$(US_CC) $(US_CFLAGS) -o $@ $< -Lbuild/host -lwakelock -Wl,-rpath,'$$ORIGIN'
-
-build/host/example-alarm: tests/unit/example_alarm.c build/host/libwakelock.so
-	$(US_CC) $(US_CFLAGS) -o $@ $< -Lbuild/host -lwakelock -Wl,-rpath,'$$ORIGIN'
 
 userspace: build/host/libwakelock.so build/host/libwakelock.a build/host/libwakelock.pc \
 	build/host/wakelockd build/host/wakelock build/host/example-hold build/host/example-alarm
@@ -114,9 +115,10 @@ build/guest/tests/wl-guest-alarm: build/guest/obj/tests/unit/wl_guest_alarm.o bu
 
 # --- unit tests -----------------------------------------------------------
 US_RUN := tests/unit/run.sh
+US_EXAMPLES := example-hold example-alarm
 check-unit: $(addprefix build/host/tests/,$(US_TESTS)) $(addprefix build/asan/tests/,$(US_TESTS)) \
-	    $(addprefix build/tsan/tests/,$(US_TSAN_TESTS)) build/host/example-hold \
-	    build/host/example-alarm
+	    $(addprefix build/tsan/tests/,$(US_TSAN_TESTS)) \
+	    $(foreach v,host asan tsan,$(addprefix build/$(v)/,$(US_EXAMPLES)))
 	@mkdir -p build/results
 	sh $(US_RUN) build/results \
 		$(addprefix host:build/host/tests/,$(US_TESTS)) \

@@ -4,7 +4,9 @@
 #   2. the patched and pristine guest kernels, test modules, initramfs
 #   3. each guest run listed in tests/guest/suites, in QEMU
 # A stage that fails does not stop the others; the exit status is non-zero if
-# anything failed, and the last line is "N passed, N failed".
+# anything failed, and the last line is "N passed, N failed, N skipped": the
+# sums of build/results/*.counts (scripts/summary.sh), where each stage
+# writes "PASSED FAILED SKIPPED".
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
@@ -14,28 +16,35 @@ rm -rf "$results"
 mkdir -p "$results"
 failures=()
 
-stage() { # stage NAME COMMAND...: run, remember a failure
-	local name=$1; shift
+stage() { # stage NAME COUNTS COMMAND...: run, remember a failure
+	# COUNTS is the file the stage writes its own counts to (- if none). A
+	# stage that fails without counting a failure there (it crashed, or
+	# writes no counts) is one failure, in NAME.stage-failed.counts.
+	local name=$1 counts=$2 p=0 q=0; shift 2
 	step "$name"
 	if ! "$@"; then
 		failures+=("$name")
-		echo "0 1" >"$results/$name.stage-failed.counts"
+		if [ "$counts" != - ] && [ -s "$counts" ]; then
+			read -r p q _ <"$counts"
+		fi
+		case $q in ''|*[!0-9]*) q=0 ;; esac
+		[ $((10#$q)) -gt 0 ] || echo "0 1 0" >"$results/$name.stage-failed.counts"
 		return 1
 	fi
 }
 
-stage harness scripts/harness-selftest.sh
-stage unit make --no-print-directory check-unit
-stage fuzz scripts/fuzz-check.sh
+stage harness "$results/harness.counts" scripts/harness-selftest.sh
+stage unit "$results/unit.counts" make --no-print-directory check-unit
+stage fuzz "$results/fuzz.counts" scripts/fuzz-check.sh
 for variant in patched pristine; do
-	stage "kernel-$variant" make --no-print-directory guest-image VARIANT=$variant ||
+	stage "kernel-$variant" - make --no-print-directory guest-image VARIANT=$variant ||
 		touch "$results/no-$variant"
 done
 
 while read -r plan variant timeout extra; do
 	case $plan in ''|'#'*) continue ;; esac
 	if [ -e "$results/no-$variant" ]; then
-		echo "0 1" >"$results/guest-$plan.counts"
+		echo "0 1 0" >"$results/guest-$plan.counts"
 		failures+=("guest-$plan (no $variant kernel)")
 		continue
 	fi
@@ -47,7 +56,7 @@ while read -r plan variant timeout extra; do
 		case $w in --*) opts+=("$w") ;; *) append="$append $w" ;; esac
 	done
 	case " ${opts[*]} " in *" --expect-kunit "*) ;; *) append="kunit.enable=0$append" ;; esac
-	stage "guest-$plan" python3 scripts/run-guest --plan "$plan" \
+	stage "guest-$plan" "$results/guest-$plan.counts" python3 scripts/run-guest --plan "$plan" \
 		--kernel "$WL_CACHE/out/$variant/bzImage" \
 		--initrd "build/guest/initramfs-$variant.cpio.gz" \
 		--timeout "$timeout" --append "$append" "${opts[@]}" \
@@ -55,17 +64,12 @@ while read -r plan variant timeout extra; do
 done <tests/guest/suites
 
 # The end-to-end race test boots its own guests (tests/e2e, examples.mk).
-stage e2e make --no-print-directory check-e2e
+stage e2e "$results/e2e.counts" make --no-print-directory check-e2e
 
-passed=0 failed=0
-for f in "$results"/*.counts; do
-	[ -e "$f" ] || continue
-	read -r p q <"$f"
-	passed=$((passed + p)) failed=$((failed + q))
-done
 if [ ${#failures[@]} -gt 0 ]; then
 	echo "failed stages: ${failures[*]}"
-	[ "$failed" -gt 0 ] || failed=${#failures[@]}
 fi
-echo "$passed passed, $failed failed"
-[ ${#failures[@]} -eq 0 ] && [ "$failed" -eq 0 ]
+step summary
+scripts/summary.sh "$results"
+summed=$?
+[ ${#failures[@]} -eq 0 ] && [ $summed -eq 0 ]

@@ -1,4 +1,4 @@
-# Issue 4, test 4: real suspend-to-idle.
+# Serial-port wakeup, test 4: real suspend-to-idle.
 #  A. With the wakeup_count handshake, bytes the host writes while the guest
 #     is in the suspend-to-idle loop wake it, and are read afterwards.
 #  B. The host writes K=20 messages at random moments over D=60 s while a shell
@@ -6,7 +6,10 @@
 #     back, write freeze to /sys/power/state). A reader takes each message;
 #     one read more than BOUND ms after the host wrote it (or never) is
 #     "deferred": the race left it in a buffer while the guest slept.
-#     Patched kernel: none may be deferred. Pristine: counted and reported.
+#     Patched kernel: none may be deferred. Pristine: the deferred messages
+#     are counted and shown, not judged; the pristine plan lists this test
+#     as "measure:serial-suspend", so that run is a measurement, not a pass
+#     (A and "the loop suspended at least 5 times" must still hold there).
 . /tests/lib.sh
 . /tests/serial-lib.sh
 K=${SERIAL_SUSPEND_K:-20}
@@ -105,7 +108,7 @@ info "suspend loop: $cycles cycles, $slept suspends, $wfail wakeup_count writes 
 info "messages: $K sent, $got read, $((K - deferred)) within $BOUND ms, $deferred deferred, max latency $maxlat ms"
 [ $slept -ge 5 ] || fail "the guest suspended only $slept times"
 if pristine; then
-	info "pristine kernel: $deferred of $K messages deferred (reported, not asserted)"
+	info "pristine kernel: $deferred of $K messages deferred (measured, not judged)"
 	exit 0
 fi
 expect_eq "deferred messages" $deferred 0

@@ -406,8 +406,11 @@ static void test_permission_denied(void **st)
 	pid_t pid;
 	(void)st;
 
-	if (geteuid() != 0)
-		skip();   /* as non-root, the daemon's own uid is always allowed */
+	if (geteuid() != 0) {
+		/* As non-root, the daemon's own uid is always allowed. */
+		print_message("needs root: only root can run a client as another uid\n");
+		skip();
+	}
 	assert_int_equal(pipe(p), 0);
 	pid = fork();
 	if (pid == 0) {

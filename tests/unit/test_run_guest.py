@@ -5,6 +5,10 @@ Run: python3 -m unittest discover -s tests/unit -p 'test_*.py'
 import importlib.machinery
 import importlib.util
 import os
+import re
+import shutil
+import subprocess
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,14 +49,15 @@ class VerdictTest(unittest.TestCase):
         v, ok = judge(KUNIT_OK + '\n' + TAP_OK)
         self.assertTrue(ok, v.problems)
         self.assertEqual((v.passed, v.failed, v.skipped), (2, 0, 1))
-        self.assertEqual(v.kunit_cases, [2, 0])
+        self.assertEqual(v.kunit_cases, [2, 0, 0])
+        self.assertEqual(v.totals(ok), (4, 0, 1))
 
     def test_kunit_case_failure_fails_the_run(self):
         text = KUNIT_OK.replace('    ok 2 stats', '    not ok 2 stats').replace(
             'ok 1 pm_wakeup', 'not ok 1 pm_wakeup')
         v, ok = judge(text + '\n' + TAP_OK)
         self.assertFalse(ok)
-        self.assertEqual(v.kunit_cases, [1, 1])
+        self.assertEqual(v.kunit_cases, [1, 1, 0])
 
     def test_guest_failure(self):
         v, ok = judge(TAP_OK.replace('ok 3 - c', 'not ok 3 - c # exit 1'))
@@ -97,6 +102,127 @@ class VerdictTest(unittest.TestCase):
         self.assertFalse(f.is_splat('Restarting tasks ... done.'))
         self.assertTrue(f.is_splat('Call Trace:'))
         self.assertFalse(f.is_splat('# Call Trace: (test output)'))
+
+    def test_kunit_skipped_case_counts_as_skipped(self):
+        text = KUNIT_OK.replace('    ok 2 stats', '    ok 2 stats # SKIP no wakeup irq here')
+        v, ok = judge(text + '\n' + TAP_OK)
+        self.assertTrue(ok, v.problems)
+        self.assertEqual(v.kunit_cases, [1, 0, 1])
+        # 2 guest tests + 1 KUnit case passed; 1 guest test + 1 case skipped.
+        self.assertEqual(v.totals(ok), (3, 0, 2))
+        self.assertIn('KUnit case stats: no wakeup irq here', v.skips)
+
+    def test_kunit_skip_directive_any_case(self):
+        text = KUNIT_OK.replace('    ok 2 stats', '    ok 2 stats # skip')
+        v, ok = judge(text + '\n' + TAP_OK)
+        self.assertEqual(v.kunit_cases, [1, 0, 1])
+        self.assertIn('KUnit case stats: no reason given', v.skips)
+
+    def test_kunit_suite_skipped_whole_counts_once(self):
+        text = ('KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: pm_wakeup\n'
+                '    1..0\nok 1 pm_wakeup # SKIP not built for this kernel')
+        v, ok = judge(text + '\n' + TAP_OK)
+        self.assertTrue(ok, v.problems)
+        self.assertEqual(v.kunit_cases, [0, 0, 1])
+        self.assertIn('KUnit suite pm_wakeup: not built for this kernel', v.skips)
+
+    def test_guest_skip_counts_as_skipped_with_its_reason(self):
+        v, ok = judge(TAP_OK.replace('ok 2 - b # SKIP', 'ok 2 - b # SKIP no modem on ttyS1'))
+        self.assertTrue(ok, v.problems)
+        self.assertEqual((v.passed, v.failed, v.skipped), (2, 0, 1))
+        self.assertEqual(v.totals(ok), (2, 0, 1))
+        self.assertEqual(v.skips, ['guest test b: no modem on ttyS1'])
+
+    def test_not_ok_with_skip_is_a_failure(self):
+        v, ok = judge(TAP_OK.replace('ok 2 - b # SKIP', 'not ok 2 - b # SKIP'))
+        self.assertFalse(ok)
+        self.assertEqual(v.totals(ok), (2, 1, 0))
+
+    def test_failed_run_without_failed_point_is_one_failure(self):
+        v, ok = judge(TAP_OK.replace('# WLTEST END', ''))
+        self.assertFalse(ok)
+        self.assertEqual(v.totals(ok), (2, 1, 1))
+
+    def test_measurement_is_shown_not_counted(self):
+        text = TAP_OK.replace('# WLTEST END',
+                              '# deferred: 3 of 20\n'
+                              '# WLTEST MEASURED serial-suspend 61.0s, figures above\n'
+                              '# WLTEST END')
+        v, ok = judge(text)
+        self.assertTrue(ok, v.problems)
+        self.assertEqual(v.totals(ok), (2, 0, 1))
+        self.assertEqual(v.measured, ['serial-suspend: 61.0s, figures above'])
+
+    def test_counts_file_has_three_numbers(self):
+        v, ok = judge(KUNIT_OK.replace('    ok 2 stats', '    ok 2 stats # SKIP x')
+                      + '\n' + TAP_OK.replace('ok 3 - c', 'not ok 3 - c # exit 1'))
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, 'guest-x.counts')
+            run_guest.write_counts(path, v.totals(ok))
+            with open(path) as f:
+                text = f.read()
+        self.assertRegex(text, r'^\d+ \d+ \d+\n$')
+        self.assertEqual(text, '2 1 2\n')
+
+
+# run-plan itself, run on the host with busybox (the guest's shell) where
+# present: its paths are pointed into a temporary directory.
+SHELL = shutil.which('busybox')
+
+
+class RunPlanTest(unittest.TestCase):
+    def run_plan(self, plan, tests):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        os.makedirs(os.path.join(d, 'tests', 'plans'))
+        os.makedirs(os.path.join(d, 'tmp'))
+        with open(os.path.join(d, 'tests', 'plans', 'p'), 'w') as f:
+            f.write(plan)
+        for name, body in tests.items():
+            with open(os.path.join(d, 'tests', name + '.sh'), 'w') as f:
+                f.write(body)
+        with open(os.path.join(HERE, '..', '..', 'scripts', 'guest', 'run-plan')) as f:
+            src = f.read()
+        subst = {'/tests/': d + '/tests/', '/dev/ttyS2': '/dev/null',
+                 'cd /tmp ': 'cd ' + d + '/tmp ', '/tmp/': d + '/tmp/'}
+        src = re.sub('|'.join(re.escape(k) for k in subst), lambda m: subst[m.group(0)], src)
+        script = os.path.join(d, 'run-plan')
+        with open(script, 'w') as f:
+            f.write(src)
+        cmd = [SHELL, 'sh', script, 'p'] if SHELL else ['sh', script, 'p']
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout
+        return out, judge(out)
+
+    TESTS = {'pass': 'echo fine\nexit 0\n',
+             'skip': 'echo "SKIP: no modem on ttyS1"\nexit 77\n',
+             'fail': 'echo broken\nexit 3\n',
+             'figures': 'echo "deferred: 2 of 20"\nexit 0\n',
+             'broken': 'echo "no wakeup"\nexit 1\n'}
+
+    def test_skip_reason_and_counts(self):
+        out, (v, ok) = self.run_plan('# a plan\npass\nskip\nfail\n', self.TESTS)
+        self.assertIn('1..3', out)
+        self.assertIn('ok 2 - skip # SKIP no modem on ttyS1', out)
+        self.assertIn('not ok 3 - fail # exit 3', out)
+        self.assertFalse(ok)
+        self.assertEqual(v.totals(ok), (1, 1, 1))
+        self.assertEqual(v.skips, ['guest test skip: no modem on ttyS1'])
+
+    def test_measurement_is_no_test_point(self):
+        out, (v, ok) = self.run_plan('pass\nmeasure:figures\n', self.TESTS)
+        self.assertIn('1..1', out)
+        self.assertIn('# deferred: 2 of 20', out)
+        self.assertNotIn('ok 2', out)
+        self.assertTrue(ok, v.problems)
+        self.assertEqual(v.totals(ok), (1, 0, 0))
+        self.assertEqual(len(v.measured), 1)
+        self.assertTrue(v.measured[0].startswith('figures: '), v.measured)
+
+    def test_failed_measurement_fails_the_run(self):
+        out, (v, ok) = self.run_plan('pass\nmeasure:broken\n', self.TESTS)
+        self.assertIn('Bail out! measurement broken failed: exit 1', out)
+        self.assertFalse(ok)
+        self.assertEqual(v.totals(ok), (1, 1, 0))
 
 
 if __name__ == '__main__':
