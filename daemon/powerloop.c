@@ -216,7 +216,7 @@ int powerloop_cycle(struct powerloop *pl)
 		/* Hooks may take holds: never run them under the lock.  Re-check
 		 * afterwards; events they cause make step 5 fail, as they should. */
 		wl_unlock(hdr);
-		run_hook(p->pre_hook, "pre-suspend");
+		run_hook(p->pre_hook, "pre-suspend", p->hook_timeout_ms);
 		r = wl_lock(hdr);
 		if (r < 0)
 			return r;
@@ -292,7 +292,7 @@ int powerloop_cycle(struct powerloop *pl)
 	if (pl->after_cycle)
 		pl->after_cycle(pl, pl->arg);
 	if (sr == 0 && p->post_hook[0])
-		run_hook(p->post_hook, "post-resume");
+		run_hook(p->post_hook, "post-resume", p->hook_timeout_ms);
 
 	if (sr < 0 || (p->short_suspend_ms && asleep < (uint64_t)p->short_suspend_ms * 1000000u)) {
 		backoff_sleep(pl);
