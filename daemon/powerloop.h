@@ -25,7 +25,9 @@ struct powerloop {
 	struct power_params params;     /* used by the loop thread only */
 	struct power_params pending;
 	int have_pending;
-	struct backoff bo;
+	struct backoff bo;              /* failed and short suspends */
+	struct backoff abort_bo;        /* refused count writes in a row */
+	unsigned aborts_in_row;
 	int stop;                       /* set under the segment lock */
 	/* Returns from the futex wait of step 3 (under the segment lock):
 	 * 0 while held and nothing happens. */
