@@ -8,7 +8,9 @@
  *    action.  The daemon blocks SIGTERM, SIGINT, SIGHUP and SIGUSR1 in all
  *    its threads (they are read from a signalfd) and ignores SIGPIPE; a
  *    program started with those inherited could not be stopped by SIGTERM
- *    and would not see EPIPE the usual way;
+ *    and would not see EPIPE the usual way.  (glibc's posix_spawn leaves
+ *    its own two internal signals, 32 and 33, ignored in the child; no
+ *    program may use those, and sigaddset() refuses them anyway.)
  *  - it runs in a process group of its own, so that what it starts dies
  *    with it when it has to be killed;
  *  - it gets a time limit.  A hook still running then gets SIGTERM (its
