@@ -197,6 +197,8 @@ static void kill_late(const char *path, const char *phase, pid_t pid, int pidfd,
 		reap(pid, &st);
 		return;
 	}
+	if (r < 0)      /* ECHILD: already reaped by someone else */
+		return;
 	/* Stuck in the kernel (uninterruptible sleep): nothing more to do
 	 * without blocking the loop for good.  It stays a zombie once it goes. */
 	log_error("hook %s %s (pid %d) does not die after SIGKILL; leaving it", path, phase,
