@@ -29,6 +29,7 @@ void config_defaults(struct wld_config *c)
 	c->backoff_max_ms = 60000;
 	c->wake_reasons = 1;
 	c->alarm_timeout_ms = WLD_DEFAULT_ALARM_TIMEOUT_MS;
+	c->hook_timeout_ms = WLD_DEFAULT_HOOK_TIMEOUT_MS;
 	strcpy(c->run_dir, WLD_DEFAULT_RUN_DIR);
 	strcpy(c->shm_path, WLD_DEFAULT_SHM);
 	c->log_level = LOG_L_INFO;
@@ -184,6 +185,8 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 		return set_path(c->pre_suspend_hook, sizeof(c->pre_suspend_hook), v);
 	if (KEY("suspend", "post_resume_hook"))
 		return set_path(c->post_resume_hook, sizeof(c->post_resume_hook), v);
+	if (KEY("suspend", "hook_timeout_ms"))
+		return parse_uint(v, 3600000u, &c->hook_timeout_ms);
 	if (KEY("alarm", "timeout_ms"))
 		return parse_uint(v, 86400000u, &c->alarm_timeout_ms);
 	if (KEY("access", "group"))
@@ -460,7 +463,7 @@ enum {
 	OPT_STATE = 256, OPT_MEM_SLEEP, OPT_MIN_AWAKE, OPT_LOG_LEVEL, OPT_STATS, OPT_GROUP,
 	OPT_DENY, OPT_ROOT, OPT_RUN_DIR, OPT_SHM, OPT_BO_INIT, OPT_BO_MAX, OPT_BO_FACTOR,
 	OPT_SHORT, OPT_SYSLOG, OPT_CHECK, OPT_PRE, OPT_POST, OPT_NO_WAKE_REASONS,
-	OPT_ALARM_TIMEOUT,
+	OPT_ALARM_TIMEOUT, OPT_HOOK_TIMEOUT,
 };
 
 static const struct option opts[] = {
@@ -474,6 +477,7 @@ static const struct option opts[] = {
 	{ "short-suspend-ms", required_argument, NULL, OPT_SHORT },
 	{ "pre-suspend-hook", required_argument, NULL, OPT_PRE },
 	{ "post-resume-hook", required_argument, NULL, OPT_POST },
+	{ "hook-timeout-ms", required_argument, NULL, OPT_HOOK_TIMEOUT },
 	{ "no-wake-reasons", no_argument, NULL, OPT_NO_WAKE_REASONS },
 	{ "alarm-timeout-ms", required_argument, NULL, OPT_ALARM_TIMEOUT },
 	{ "foreground", no_argument, NULL, 'f' },
@@ -502,6 +506,7 @@ void config_usage(void)
 	       "      --backoff-initial-ms N --backoff-factor N --backoff-max-ms N\n"
 	       "      --short-suspend-ms N   treat suspends shorter than N ms as failures\n"
 	       "      --pre-suspend-hook P   --post-resume-hook P\n"
+	       "      --hook-timeout-ms N    kill a hook still running after N ms (default 5000)\n"
 	       "      --no-wake-reasons      do not scan /sys/class/wakeup around suspends\n"
 	       "      --alarm-timeout-ms N   release a fired alarm's hold after N ms (default 10000)\n"
 	       "      --group NAME           group allowed to block suspend\n"
@@ -529,6 +534,7 @@ static const char *apply_opt(struct wld_config *c, int opt, const char *v)
 	case OPT_SHORT: return apply_key(c, "suspend", "short_suspend_ms", v);
 	case OPT_PRE: return apply_key(c, "suspend", "pre_suspend_hook", v);
 	case OPT_POST: return apply_key(c, "suspend", "post_resume_hook", v);
+	case OPT_HOOK_TIMEOUT: return apply_key(c, "suspend", "hook_timeout_ms", v);
 	case OPT_NO_WAKE_REASONS: c->wake_reasons = 0; return NULL;
 	case OPT_ALARM_TIMEOUT: return apply_key(c, "alarm", "timeout_ms", v);
 	case OPT_LOG_LEVEL: return apply_key(c, "log", "level", v);
@@ -562,6 +568,9 @@ static const char *validate(struct wld_config *c)
 	/* 0 would drop the hold before the client could even be told. */
 	if (c->alarm_timeout_ms < 1)
 		return "alarm timeout_ms must be at least 1";
+	/* 0 would kill every hook before it could do anything. */
+	if (c->hook_timeout_ms < 1)
+		return "hook_timeout_ms must be at least 1";
 	if (c->mem_sleep[0] && strcmp(c->state, "mem"))
 		return "mem_sleep only applies to state = mem";
 	if (!c->run_dir[0] || !c->shm_path[0])

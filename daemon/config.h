@@ -12,6 +12,7 @@
 #define WLD_DEFAULT_RUN_DIR "/run/wakelockd"
 #define WLD_DEFAULT_SHM "/dev/shm/wakelockd"
 #define WLD_DEFAULT_ALARM_TIMEOUT_MS 10000u
+#define WLD_DEFAULT_HOOK_TIMEOUT_MS 5000u
 
 struct wld_config {
 	char config_file[PATH_MAX];  /* "" = none */
@@ -27,6 +28,7 @@ struct wld_config {
 	int wake_reasons;            /* scan /sys/class/wakeup around suspends */
 	char pre_suspend_hook[PATH_MAX];
 	char post_resume_hook[PATH_MAX];
+	unsigned hook_timeout_ms;    /* a hook still running then is killed */
 	/* [alarm] */
 	unsigned alarm_timeout_ms;   /* hold of a fired alarm lapses after this */
 	/* [access] */

@@ -4,6 +4,8 @@
  *   1 read wakeup_count   2 lock   3 wait while the counter is nonzero
  *   4 unlock              5 write the count back (failed: back to 1)
  *   6 suspend, back to 1
+ * (with a pre-suspend hook, it runs before step 1 once no hold is active;
+ * the post-resume hook after step 4 of an attempt that suspended)
  * with one deliberate change: steps 5 and 6 run with the lock still held
  * and step 4 moves after them.  Reason (Android's lesson): if we unlocked
  * after seeing zero, a client could take a hold between our check and the
@@ -34,6 +36,21 @@
  *   daemon replaced                         segfile (mark_gone)
  */
 
+/*
+ * Refused count writes (step 5, EINVAL) mean a kernel wakeup event came
+ * after step 1.  The first is retried at once: step 1 blocks while the
+ * event is in progress, and a lone event is over by then.  But events
+ * may come in a stream (one per read, or zero-length ones that never make
+ * step 1 block), and a retry at once would then spin at full speed for as
+ * long as the stream lasts.  So the second refusal in a row and every
+ * further one wait first: 10 ms, doubling to 1 s.  Short, and separate
+ * from the configured backoff (up to a minute by default, for suspends
+ * that fail): the events are a reason to stay awake, not a fault, and the
+ * system should suspend soon after they stop.  A count accepted resets it.
+ */
+#define ABORT_BACKOFF_INITIAL_MS 10u
+#define ABORT_BACKOFF_MAX_MS 1000u
+
 void powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr, struct power_backend *be,
                     struct power_clock *clk, const struct power_params *p)
 {
@@ -44,6 +61,7 @@ void powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr, struct powe
 	pl->params = *p;
 	pthread_mutex_init(&pl->plock, NULL);
 	backoff_init(&pl->bo, p->backoff_initial_ms, p->backoff_factor, p->backoff_max_ms);
+	backoff_init(&pl->abort_bo, ABORT_BACKOFF_INITIAL_MS, 2, ABORT_BACKOFF_MAX_MS);
 }
 
 void powerloop_destroy(struct powerloop *pl)
@@ -122,9 +140,9 @@ static void set_backoff_ms(struct wl_shm_header *hdr, uint64_t ms)
 	}
 }
 
-static void backoff_sleep(struct powerloop *pl)
+static void backoff_sleep(struct powerloop *pl, struct backoff *bo)
 {
-	uint64_t ms = backoff_next(&pl->bo);
+	uint64_t ms = backoff_next(bo);
 
 	set_backoff_ms(pl->hdr, ms);
 	set_dstate(pl, WL_D_GRACE);
@@ -185,6 +203,43 @@ int powerloop_cycle(struct powerloop *pl)
 	if (stopping(pl))
 		return 1;
 
+	/*
+	 * The pre-suspend hook runs before step 1, once no hold is active,
+	 * not between steps 1 and 5.  The handshake makes every wakeup event
+	 * after the read of step 1 abort the attempt.  A hook run after that
+	 * read would put whatever events the hook itself causes (it touches a
+	 * device, talks to the network, arms the RTC, is a wakeup source's
+	 * user) inside that window: the count write would be refused, the
+	 * retry would run the hook again, which would cause the event again,
+	 * and the system would never suspend.  Run before the read, the
+	 * hook's own events are part of the count we read (the read waits for
+	 * any it left in progress), and the attempt is aborted only by events
+	 * that come later, which is what race-freedom asks for: no event
+	 * after the snapshot is missed.  Holds are checked again under the
+	 * lock after the read, so a hold taken by the hook, or by someone it
+	 * told, still keeps the system awake.  A hook that leaves something
+	 * behind that keeps causing events meets the abort backoff above.
+	 * Never under the lock: hooks may take holds.
+	 */
+	if (p->pre_hook[0]) {
+		r = wl_lock(hdr);
+		if (r < 0)
+			return r;
+		r = wait_for_zero(pl);
+		if (r) {
+			if (r > 0)
+				wl_unlock(hdr);
+			return r;
+		}
+		wl_unlock(hdr);
+		set_dstate(pl, WL_D_SUSPENDING);
+		/* A failed or killed hook (logged) does not stop the suspend:
+		 * a hook that wants the system awake takes a hold. */
+		run_hook(p->pre_hook, "pre-suspend", p->hook_timeout_ms);
+		if (stopping(pl))
+			return 1;
+	}
+
 	/* 1. Blocks while the kernel has wakeup events in progress. */
 	set_dstate(pl, WL_D_READING);
 	r = pl->be->read_count(pl->be, &count);
@@ -198,7 +253,7 @@ int powerloop_cycle(struct powerloop *pl)
 			hdr->dstats.read_errors++;
 			wl_unlock(hdr);
 		}
-		backoff_sleep(pl);
+		backoff_sleep(pl, &pl->bo);
 		return 0;
 	}
 
@@ -212,31 +267,23 @@ int powerloop_cycle(struct powerloop *pl)
 			wl_unlock(hdr);
 		return r;
 	}
-	if (p->pre_hook[0]) {
-		/* Hooks may take holds: never run them under the lock.  Re-check
-		 * afterwards; events they cause make step 5 fail, as they should. */
-		wl_unlock(hdr);
-		run_hook(p->pre_hook, "pre-suspend");
-		r = wl_lock(hdr);
-		if (r < 0)
-			return r;
-		if (hdr->counter || stopping(pl)) {
-			wl_unlock(hdr);
-			return stopping(pl);
-		}
-	}
 
 	/* 5. Still under the lock (see the top of this file). */
 	r = pl->be->write_count(pl->be, count);
 	if (r == -EINVAL) {
 		/* A kernel event happened since step 1 (or one is in progress):
-		 * this is the handshake doing its job.  Retry at once; step 1
-		 * blocks for as long as the event needs. */
+		 * this is the handshake doing its job.  Retry, at once the first
+		 * time; step 1 blocks for as long as the event needs.  Further
+		 * refusals in a row back off (see the top of this file). */
 		hdr->dstats.aborts++;
 		wl_unlock(hdr);
 		log_debug("wakeup_count %u stale, retrying", count);
-		return 0;
+		if (++pl->aborts_in_row > 1)
+			backoff_sleep(pl, &pl->abort_bo);
+		return stopping(pl);
 	}
+	pl->aborts_in_row = 0;
+	backoff_reset(&pl->abort_bo);
 	if (r < 0) {
 		/* EBUSY here means kernel autosleep is active: not ours to fight. */
 		hdr->dstats.failures++;
@@ -244,7 +291,7 @@ int powerloop_cycle(struct powerloop *pl)
 		wl_unlock(hdr);
 		log_error("writing wakeup_count: %s%s", strerror(-r),
 		          r == -EBUSY ? " (kernel autosleep is active?)" : "");
-		backoff_sleep(pl);
+		backoff_sleep(pl, &pl->bo);
 		return 0;
 	}
 	/* The stop flag is set under the lock, so this check is exact: no
@@ -292,10 +339,10 @@ int powerloop_cycle(struct powerloop *pl)
 	if (pl->after_cycle)
 		pl->after_cycle(pl, pl->arg);
 	if (sr == 0 && p->post_hook[0])
-		run_hook(p->post_hook, "post-resume");
+		run_hook(p->post_hook, "post-resume", p->hook_timeout_ms);
 
 	if (sr < 0 || (p->short_suspend_ms && asleep < (uint64_t)p->short_suspend_ms * 1000000u)) {
-		backoff_sleep(pl);
+		backoff_sleep(pl, &pl->bo);
 	} else {
 		backoff_reset(&pl->bo);
 		set_backoff_ms(hdr, 0);

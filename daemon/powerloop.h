@@ -14,6 +14,7 @@ struct power_params {
 	unsigned backoff_initial_ms, backoff_factor, backoff_max_ms;
 	unsigned short_suspend_ms;
 	char pre_hook[PATH_MAX], post_hook[PATH_MAX];
+	unsigned hook_timeout_ms;       /* a hook still running then is killed */
 };
 
 struct powerloop {
@@ -24,7 +25,9 @@ struct powerloop {
 	struct power_params params;     /* used by the loop thread only */
 	struct power_params pending;
 	int have_pending;
-	struct backoff bo;
+	struct backoff bo;              /* failed and short suspends */
+	struct backoff abort_bo;        /* refused count writes in a row */
+	unsigned aborts_in_row;
 	int stop;                       /* set under the segment lock */
 	/* Returns from the futex wait of step 3 (under the segment lock):
 	 * 0 while held and nothing happens. */
@@ -46,7 +49,17 @@ int powerloop_run(struct powerloop *pl);
 /* Any thread: no suspend starts after this returns. */
 void powerloop_request_stop(struct powerloop *pl);
 
-/* hooks.c: run a hook program with WAKELOCKD_PHASE=phase; 0 or -errno/status. */
-int run_hook(const char *path, const char *phase);
+/*
+ * hooks.c: run a hook program as `path phase` with WAKELOCKD_PHASE=phase
+ * in its environment, stdin on /dev/null, a clean signal mask and default
+ * signal actions, in a process group of its own, and wait for it at most
+ * timeout_ms (then it is killed and reaped).  Returns 0 if it exited 0,
+ * its wait status (> 0) if it exited non-zero or died of a signal,
+ * -ETIMEDOUT if it had to be killed, -errno if it could not be started.
+ * Every outcome but 0 is logged.
+ */
+int run_hook(const char *path, const char *phase, unsigned timeout_ms);
+/* Tests: wait by polling instead of with a pidfd (as on kernels < 5.3). */
+extern int hooks_no_pidfd;
 
 #endif

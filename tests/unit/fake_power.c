@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "fake_power.h"
 
 static uint64_t fc_mono(struct power_clock *c)
@@ -52,12 +53,26 @@ void fake_clock_init(struct fake_clock *fc)
 	fc->pub.wake = fc_wake;
 }
 
+/* Count the events other processes reported in event_file (fp->m held). */
+static void take_file_events(struct fake_power *fp)
+{
+	struct stat sb;
+
+	if (!fp->event_file[0] || stat(fp->event_file, &sb) < 0)
+		return;
+	if ((long long)sb.st_size > fp->event_file_seen) {
+		fp->count = (fp->count + (unsigned)(sb.st_size - fp->event_file_seen)) & 0xffff;
+		fp->event_file_seen = (long long)sb.st_size;
+	}
+}
+
 static int fp_read(struct power_backend *be, unsigned *count)
 {
 	struct fake_power *fp = (struct fake_power *)be;
 	int r = 0;
 
 	pthread_mutex_lock(&fp->m);
+	take_file_events(fp);
 	while (fp->in_progress && !fp->interrupted)
 		pthread_cond_wait(&fp->c, &fp->m);
 	if (fp->interrupted) {
@@ -76,6 +91,7 @@ static int fp_write(struct power_backend *be, unsigned count)
 	int r = 0;
 
 	pthread_mutex_lock(&fp->m);
+	take_file_events(fp);
 	if (count != fp->count || fp->in_progress) {
 		r = -EINVAL;
 	} else {
@@ -92,6 +108,7 @@ static int fp_suspend(struct power_backend *be, const char *state)
 	int r = 0;
 
 	pthread_mutex_lock(&fp->m);
+	take_file_events(fp);
 	strncpy(fp->last_state, state, sizeof(fp->last_state) - 1);
 	if (fp->armed && (fp->count != fp->armed_count || fp->in_progress)) {
 		fp->aborts++;

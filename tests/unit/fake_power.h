@@ -8,6 +8,9 @@
  *  - a suspend with the check armed aborts (EBUSY) if an event happened
  *    since the write; the check is one-shot.
  * and a fake clock that records sleeps instead of sleeping.
+ * Other processes (hook scripts) can report events too: every byte added
+ * to event_file, if set, is one event that has begun and ended by the
+ * time the fake next looks (at each read, write and suspend).
  */
 #ifndef FAKE_POWER_H
 #define FAKE_POWER_H
@@ -41,6 +44,8 @@ struct fake_power {
 	struct fake_clock *clk;
 	void (*on_suspend)(struct fake_power *fp, void *arg);  /* inside suspend */
 	void *arg;
+	char event_file[256];  /* "" = none */
+	long long event_file_seen;
 };
 
 void fake_clock_init(struct fake_clock *fc);

@@ -305,6 +305,34 @@ static void test_backoff(void **st)
 	assert_int_equal(backoff_next(&b), 10);
 }
 
+/* [suspend] hook_timeout_ms and --hook-timeout-ms: default 5000, 1 to 3600000. */
+static void test_hook_timeout(void **st)
+{
+	struct wld_config c;
+	char err[512] = "";
+	(void)st;
+
+	write_conf("[suspend]\n");
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_OK);
+	assert_int_equal(c.hook_timeout_ms, 5000);
+	unlink(conf_path);
+	write_conf("[suspend]\nhook_timeout_ms = 750\n");
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_OK);
+	assert_int_equal(c.hook_timeout_ms, 750);
+	assert_int_equal(build(&c, err, "--config", conf_path, "--hook-timeout-ms", "20", NULL),
+	                 CONFIG_OK);
+	assert_int_equal(c.hook_timeout_ms, 20);
+	unlink(conf_path);
+	assert_int_equal(build(&c, err, "--hook-timeout-ms", "0", NULL), CONFIG_ERROR);
+	assert_non_null(strstr(err, "hook_timeout_ms must be at least 1"));
+	assert_int_equal(build(&c, err, "--hook-timeout-ms", "3600001", NULL), CONFIG_ERROR);
+	assert_non_null(strstr(err, "option --hook-timeout-ms: value too large"));
+	write_conf("[suspend]\nhook_timeout_ms = soon\n");
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_ERROR);
+	assert_non_null(strstr(err, ":2: [suspend] hook_timeout_ms:"));
+	unlink(conf_path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_group_range),
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_backoff),
+		cmocka_unit_test(test_hook_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "../../daemon/log.h"
@@ -463,6 +467,399 @@ static void test_stop_while_reading(void **st)
 	assert_int_equal(f->fp.suspends, 0);
 }
 
+
+/* --- hooks ----------------------------------------------------------- */
+
+static char tmpdir[64];
+
+static void make_tmpdir(void)
+{
+	strcpy(tmpdir, "/tmp/wl-hook-XXXXXX");
+	assert_non_null(mkdtemp(tmpdir));
+}
+
+static void rm_tmpdir(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (!getenv("WL_KEEP_TMP") && system(cmd)) { /* best effort */ }
+}
+
+/* tmpdir/name (static buffer per call site: copy if kept). */
+static const char *tpath(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", tmpdir, name);
+	return buf;
+}
+
+/* A shell script tmpdir/name; "@" in body stands for tmpdir. */
+static void make_script(char *path, size_t len, const char *name, const char *body)
+{
+	FILE *f;
+
+	tpath(path, len, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("#!/bin/sh\n", f);
+	for (const char *c = body; *c; c++) {
+		if (*c == '@')
+			fputs(tmpdir, f);
+		else
+			fputc(*c, f);
+	}
+	fputc('\n', f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+static int count_lines(const char *path, const char *want)
+{
+	char line[256];
+	int n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!want || !strcmp(line, want))
+			n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static void read_all(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = 0;
+	fclose(f);
+}
+
+static uint64_t ms_since(uint64_t t0)
+{
+	return (hd_now_ns() - t0) / 1000000u;
+}
+
+/* A pre-suspend hook that causes a wakeup event every time it runs (it
+ * reports one to the fake kernel).  Those events must not abort the
+ * attempt it prepares, or the loop would run it again and again and never
+ * suspend: the hook runs before wakeup_count is read. */
+static void test_hook_event_is_no_livelock(void **st)
+{
+	struct fx *f = *st;
+	struct power_params p = f->p;
+	char log[128];
+	int cycles = 0;
+
+	make_tmpdir();
+	tpath(f->fp.event_file, sizeof(f->fp.event_file), "events");
+	make_script(p.pre_hook, sizeof(p.pre_hook), "pre",
+	            "printf x >>@/events; echo \"$1\" >>@/log");
+	p.hook_timeout_ms = 5000;
+	powerloop_set_params(&f->pl, &p);
+	while (cycles < 20 && f->fp.suspends < 3) {
+		assert_int_equal(powerloop_cycle(&f->pl), 0);
+		cycles++;
+	}
+	tpath(log, sizeof(log), "log");
+	assert_int_equal(f->fp.suspends, 3);
+	assert_int_equal(cycles, 3);
+	assert_int_equal(count_lines(log, "pre-suspend"), 3);
+	assert_int_equal(count_lines(log, NULL), 3);
+	/* The kernel saw each of the hook's events... */
+	assert_int_equal(f->fp.event_file_seen, 3);
+	/* ...and none of them aborted anything. */
+	assert_int_equal(f->h->dstats.aborts, 0);
+	assert_int_equal(f->fp.aborts, 0);
+	assert_int_equal(f->h->dstats.successes, 3);
+	rm_tmpdir();
+}
+
+/* Zero-length kernel events, one after every read of wakeup_count: the
+ * read never blocks and every count write is refused.  The loop must not
+ * retry at full speed: from the second refusal in a row it backs off
+ * (10 ms doubling to 1 s), measured on the fake clock, which advances
+ * only by the loop's sleeps. */
+static void test_event_stream_backs_off(void **st)
+{
+	struct fx *f = *st;
+	uint64_t elapsed = 0;
+	int in_first_second = 0, n = 30;
+
+	f->orig_read = f->fp.pub.read_count;
+	f->fp.pub.read_count = read_then_event;
+	f->bump_after_read = 1000000;
+	for (int i = 0; i < n; i++)
+		assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->h->dstats.aborts, n);
+	assert_int_equal(f->fp.suspends, 0);
+	/* Every refusal but the first waited. */
+	assert_int_equal(f->clk.nslept, n - 1);
+	for (int i = 0; i < n - 1; i++) {
+		uint64_t want = 10u << (i < 7 ? i : 7);
+
+		assert_int_equal(f->clk.slept_ms[i], want > 1000 ? 1000 : want);
+	}
+	/* Attempts are spread over time: attempt k starts after the sleeps
+	 * of attempts 1..k-1. */
+	for (int k = 0; k < n; k++) {
+		if (elapsed < 1000)
+			in_first_second++;
+		if (k < f->clk.nslept)
+			elapsed += f->clk.slept_ms[k];
+	}
+	assert_true(in_first_second <= 8);
+	assert_true(elapsed >= (uint64_t)(n - 8) * 1000u);
+	assert_int_equal(f->h->dstats.backoff_ms, 1000);
+	/* The stream ends: the next attempt suspends, and the backoff starts
+	 * over (a lone refusal is retried at once again). */
+	f->bump_after_read = 0;
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->fp.suspends, 1);
+	assert_int_equal(f->h->dstats.backoff_ms, 0);
+	f->bump_after_read = 1;
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->h->dstats.aborts, n + 1);
+	assert_int_equal(f->clk.nslept, n - 1);
+	f->bump_after_read = 1;
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->clk.nslept, n);
+	assert_int_equal(f->clk.slept_ms[n - 1], 10);
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->fp.suspends, 2);
+}
+
+/* A hook that fails is logged and does not stop the suspend: the pre-hook
+ * is told what is coming, it has no veto (a hook that wants the system
+ * awake takes a hold).  The post-resume hook runs once per resume. */
+static void test_failing_hooks_do_not_stop_suspend(void **st)
+{
+	struct fx *f = *st;
+	struct power_params p = f->p;
+	char log[128];
+
+	make_tmpdir();
+	make_script(p.pre_hook, sizeof(p.pre_hook), "pre", "echo \"$1\" >>@/log; exit 3");
+	make_script(p.post_hook, sizeof(p.post_hook), "post", "echo \"$1\" >>@/log; exit 4");
+	p.hook_timeout_ms = 5000;
+	assert_int_equal(run_hook(p.pre_hook, "pre-suspend", 5000), 3 << 8);
+	powerloop_set_params(&f->pl, &p);
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->fp.suspends, 2);
+	assert_int_equal(f->h->dstats.successes, 2);
+	assert_int_equal(f->h->dstats.failures, 0);
+	assert_int_equal(f->clk.nslept, 0);        /* no backoff either */
+	tpath(log, sizeof(log), "log");
+	assert_int_equal(count_lines(log, "pre-suspend"), 3);
+	assert_int_equal(count_lines(log, "post-resume"), 2);
+	/* A failed suspend runs no post-resume hook. */
+	f->fp.fail_times = 1;
+	f->fp.fail_errno = EIO;
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(count_lines(log, "pre-suspend"), 4);
+	assert_int_equal(count_lines(log, "post-resume"), 2);
+	/* A hook that cannot be started is reported as such. */
+	assert_int_equal(run_hook("/nonexistent/hook", "pre-suspend", 1000), -ENOENT);
+	rm_tmpdir();
+}
+
+/* run_hook in a thread, so that a hook that is never stopped fails the
+ * test instead of hanging it. */
+struct hook_call {
+	const char *path;
+	unsigned timeout_ms;
+	int blocked;          /* run with the daemon's signals blocked */
+	int r;
+};
+
+static void *hook_thread(void *arg)
+{
+	struct hook_call *c = arg;
+
+	if (c->blocked) {
+		sigset_t ss;
+
+		sigemptyset(&ss);
+		sigaddset(&ss, SIGTERM);
+		sigaddset(&ss, SIGINT);
+		sigaddset(&ss, SIGHUP);
+		sigaddset(&ss, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &ss, NULL);
+	}
+	c->r = run_hook(c->path, "pre-suspend", c->timeout_ms);
+	return NULL;
+}
+
+/* 1 if the call returned within limit_ms. */
+static int call_hook(struct hook_call *c, unsigned limit_ms)
+{
+	struct timespec ts;
+	pthread_t t;
+
+	assert_int_equal(pthread_create(&t, NULL, hook_thread, c), 0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += limit_ms / 1000;
+	ts.tv_nsec += (long)(limit_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	if (pthread_timedjoin_np(t, NULL, &ts) == 0)
+		return 1;
+	pthread_detach(t);     /* the test fails; leave it behind */
+	return 0;
+}
+
+/* Gone or a zombie (an orphan that init has not reaped yet). */
+static int process_dead(pid_t pid)
+{
+	char path[64], buf[256], *rp;
+	FILE *fl;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fl = fopen(path, "r");
+	if (!fl)
+		return 1;
+	if (!fgets(buf, sizeof(buf), fl))
+		buf[0] = 0;
+	fclose(fl);
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
+static int read_pid(const char *path)
+{
+	FILE *fl = fopen(path, "r");
+	int pid = 0;
+
+	if (fl) {
+		if (fscanf(fl, "%d", &pid) != 1)
+			pid = 0;
+		fclose(fl);
+	}
+	return pid;
+}
+
+/* A hook that hangs and ignores SIGTERM, with a child that does too: both
+ * are killed after the time limit (SIGKILL to the process group) and the
+ * call returns -ETIMEDOUT.  Once with a pidfd, once by polling. */
+static void hung_hook(int no_pidfd)
+{
+	struct hook_call c = { .timeout_ms = 300 };
+	char script[128], pidf[128], kidf[128];
+	uint64_t t0;
+	int pid, kid;
+
+	make_tmpdir();
+	make_script(script, sizeof(script), "hang",
+	            "trap '' TERM; echo $$ >@/pid; sleep 60 & echo $! >@/kid; wait; wait");
+	c.path = script;
+	hooks_no_pidfd = no_pidfd;
+	t0 = hd_now_ns();
+	assert_true(call_hook(&c, 20000));
+	hooks_no_pidfd = 0;
+	assert_int_equal(c.r, -ETIMEDOUT);
+	/* The limit, then a second's grace before SIGKILL (SIGTERM is ignored). */
+	assert_true(ms_since(t0) >= 300);
+	assert_true(ms_since(t0) < 300 + 1000 + 3000);
+	pid = read_pid(tpath(pidf, sizeof(pidf), "pid"));
+	kid = read_pid(tpath(kidf, sizeof(kidf), "kid"));
+	assert_true(pid > 0);
+	assert_true(kid > 0);
+	assert_true(process_dead(pid));
+	/* The orphaned child is killed with the group; init reaps it. */
+	for (int i = 0; i < 200 && !process_dead(kid); i++)
+		hd_sleep_ms(10);
+	assert_true(process_dead(kid));
+	/* A hook that finishes in time is waited for and not killed. */
+	make_script(script, sizeof(script), "quick", "sleep 0.2; exit 0");
+	hooks_no_pidfd = no_pidfd;
+	t0 = hd_now_ns();
+	assert_true(call_hook(&c, 20000));
+	hooks_no_pidfd = 0;
+	assert_int_equal(c.r, 0);
+	assert_true(ms_since(t0) >= 200);
+	rm_tmpdir();
+}
+
+static void test_hung_hook_is_killed(void **st)
+{
+	(void)st;
+	hung_hook(0);
+}
+
+static void test_hung_hook_is_killed_without_pidfd(void **st)
+{
+	(void)st;
+	hung_hook(1);
+}
+
+/* A hook that dies of SIGTERM well within its limit: the daemon's SIGTERM
+ * (blocked in all its threads) must not stay blocked in the hook. */
+/*
+ * The signal state a hook started with: the script reads its own
+ * /proc/$$/status with shell builtins only.  (Not through a command it
+ * runs: dash empties the signal mask of its children, and blocks all
+ * signals for a moment around each fork.)  glibc's posix_spawn leaves its
+ * own two internal signals (32 and 33, below SIGRTMIN, which no program
+ * may use) ignored; they are left out.
+ */
+#define SIG_STATUS \
+	"while read -r k v; do case $k in SigBlk:|SigIgn:) echo \"$k $v\";; esac; " \
+	"done </proc/$$/status"
+
+static void check_sig_status(const char *text)
+{
+	unsigned long long blk = ~0ull, ign = ~0ull, internal = 0;
+	const char *b = strstr(text, "SigBlk:"), *i = strstr(text, "SigIgn:");
+
+	assert_non_null(b);
+	assert_non_null(i);
+	assert_int_equal(sscanf(b, "SigBlk: %llx", &blk), 1);
+	assert_int_equal(sscanf(i, "SigIgn: %llx", &ign), 1);
+	assert_true(b < i);
+	for (int sig = 32; sig < SIGRTMIN; sig++)
+		internal |= 1ull << (sig - 1);
+	assert_int_equal(blk, 0);
+	assert_int_equal(ign & ~internal, 0);
+}
+
+static void test_hook_signal_state_is_clean(void **st)
+{
+	struct hook_call c = { .timeout_ms = 5000, .blocked = 1 };
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	char script[128], out[128], buf[512];
+
+	(void)st;
+	make_tmpdir();
+	make_script(script, sizeof(script), "sig",
+	            SIG_STATUS " >@/out\n"
+	            "readlink /proc/$$/fd/0 >>@/out\n"
+	            "echo \"$1 $WAKELOCKD_PHASE $#\" >>@/out\n"
+	            "kill -TERM $$; sleep 5; echo survived >>@/out");
+	c.path = script;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old);               /* as the daemon does */
+	setenv("WAKELOCKD_PHASE", "stale", 1);        /* replaced, not doubled */
+	assert_true(call_hook(&c, 20000));
+	unsetenv("WAKELOCKD_PHASE");
+	sigaction(SIGPIPE, &old, NULL);
+	assert_int_equal(c.r, SIGTERM);               /* wait status: killed by it */
+	read_all(tpath(out, sizeof(out), "out"), buf, sizeof(buf));
+	check_sig_status(buf);
+	/* Then stdin, "$1 $WAKELOCKD_PHASE $#"; nothing after the kill. */
+	assert_non_null(strstr(buf, "\n/dev/null\npre-suspend pre-suspend 1\n"));
+	assert_null(strstr(buf, "survived"));
+	rm_tmpdir();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -483,6 +880,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_deny_wakes_waiter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_wakes_waiter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_earlier_timed_hold_rearms, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hook_event_is_no_livelock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_event_stream_backs_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failing_hooks_do_not_stop_suspend, setup, teardown),
+		cmocka_unit_test(test_hung_hook_is_killed),
+		cmocka_unit_test(test_hung_hook_is_killed_without_pidfd),
+		cmocka_unit_test(test_hook_signal_state_is_clean),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
