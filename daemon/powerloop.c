@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The power manager's loop (design.md §3):
+ * The power manager's loop (docs/design.md §3):
  *   1 read wakeup_count   2 lock   3 wait while the counter is nonzero
  *   4 unlock              5 write the count back (failed: back to 1)
  *   6 suspend, back to 1

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * serial-epoll-gap: issue 4, test 3. A reader polls a serial port enabled for
+ * serial-epoll-gap: serial-port wakeup, test 3. A reader polls a serial port enabled for
  * wakeup with EPOLLWAKEUP; check that from the arrival of a byte until the
  * reader's next epoll_wait() there is no moment at which no wakeup source is
  * active.

@@ -1,4 +1,4 @@
-# Issue 4, test 3: a reader using epoll with EPOLLWAKEUP on /dev/ttyS1 never
+# Serial-port wakeup, test 3: a reader using epoll with EPOLLWAKEUP on /dev/ttyS1 never
 # leaves a gap without an active wakeup source between a byte's arrival and
 # its next epoll_wait. The work is done by serial-epoll-gap (a static binary
 # built from tests/guest/serial-epoll-gap.c into build/guest/bin).

@@ -1,4 +1,4 @@
-# Issue 4, test 2: while received data is unread, the port's wakeup source is
+# Serial-port wakeup, test 2: while received data is unread, the port's wakeup source is
 # active and a read of wakeup_count blocks until the hold ends; then the
 # port's statistics have grown by exactly what happened. Also: the hold is
 # tunable per port (wakeup_hold_ms, bounded), every receive restarts it, and

@@ -1,4 +1,4 @@
-# Helpers shared by the serial-* guest tests (issue 4: received data on a serial
+# Helpers shared by the serial-* guest tests (serial-port wakeup: received data on a serial
 # port enabled for wakeup is a wakeup event). Sourced after /tests/lib.sh.
 #
 # The same tests run on the patched kernel and on the pristine one (the suite

@@ -1,4 +1,4 @@
-# Issue 4, test 5: a port not enabled for wakeup (power/wakeup = disabled, the
+# Serial-port wakeup, test 5: a port not enabled for wakeup (power/wakeup = disabled, the
 # default) behaves exactly as before: received data is no wakeup event, holds
 # nothing, and a count read before it can still be written back. The console
 # port (ttyS0) is not enabled for wakeup either and keeps working (this

@@ -1,4 +1,4 @@
-# Issue 4, test 1: the deterministic race. Read wakeup_count (N), have the host
+# Serial-port wakeup, test 1: the deterministic race. Read wakeup_count (N), have the host
 # send bytes into ttyS1 (enabled for wakeup), wait until the guest has them,
 # write N back. The data is a wakeup event, so the write must fail (patched).
 # On the pristine kernel it succeeds: received data is not an event while the

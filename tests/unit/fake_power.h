@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * An in-process fake of the kernel's /sys/power rules (design.md §7):
+ * An in-process fake of the kernel's /sys/power rules (docs/design.md §2):
  *  - reading wakeup_count blocks while events are in progress;
  *  - the count rises when an event ends (16-bit, wraps);
  *  - writing a stale count, or any count while events are in progress,
