@@ -5,10 +5,10 @@
 #
 #   make examples              host builds, against build/host/libwakelock.a
 #   make examples-guest        static builds into build/guest/bin (initramfs)
-#   make race CALLS=N SEED=S   the race test, configurations a,b,c (any length)
+#   make race CALLS=N SEED=S   the race test, configurations u,v,a,b,c (any
+#                              length; CONFIGS=... to choose)
 #   make check-e2e             the short run of `make check`; writes
-#                              build/results/e2e.counts ("PASSED FAILED SKIPPED";
-#                              a failure until race.py writes its counts)
+#                              build/results/e2e.counts ("PASSED FAILED SKIPPED")
 
 EX_CC ?= cc
 EX_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -Iinclude -pthread
@@ -18,7 +18,7 @@ EX_GUEST := $(addprefix build/guest/bin/,$(EX_PROGS))
 
 CALLS ?= 250
 SEED ?= 1
-CONFIGS ?= a,b,c
+CONFIGS ?= u,v,a,b,c
 RACE_ARGS ?=
 E2E_VARIANTS := patched pristine
 
@@ -53,14 +53,21 @@ race: deps e2e-images
 	python3 tests/e2e/race.py --configs $(CONFIGS) --calls $(CALLS) --seed $(SEED) \
 		--out build/e2e/race $(RACE_ARGS)
 
-# The short run of `make check`: 250 calls per configuration (~3 min each),
-# the comparison a, b, c in one table; (a) must answer every call in time and
-# suspend, (b) and (c) are measured, not judged.
-# E2E_JUDGE=x E2E_CONFIGS=x shows that the test can fail.
-E2E_CONFIGS ?= a,b,c
-E2E_JUDGE ?= a
+# The short run of `make check`, with the client a deployment has (not root,
+# so no CAP_BLOCK_SUSPEND and no EPOLLWAKEUP), in one table:
+#   u  patched kernel, judged: every call answered in time, none stranded;
+#   v  pristine kernel, measured only (not counted): where the calls strand.
+# The negative control (port hold 0, configuration z) is not part of it: at
+# this schedule it does not fail reliably; docs/e2e.md has the manual run.
+# E2E_JUDGE=v shows the test failing; E2E_CONFIGS=u,v,z E2E_EXPECT_RACE=z
+# adds the negative control, judged the other way.
+E2E_CONFIGS ?= u,v
+E2E_JUDGE ?= u
+E2E_EXPECT_RACE ?=
+E2E_CALLS ?= 250
 check-e2e: e2e-images
 	@mkdir -p build/results
 	@echo "0 1 0" >build/results/e2e.counts
-	python3 tests/e2e/race.py --configs $(E2E_CONFIGS) --judge $(E2E_JUDGE) --calls 250 \
-		--seed 1 --out build/e2e/check --check --counts build/results/e2e.counts $(RACE_ARGS)
+	python3 tests/e2e/race.py --configs $(E2E_CONFIGS) --judge $(E2E_JUDGE) \
+		--expect-race '$(E2E_EXPECT_RACE)' --calls $(E2E_CALLS) --seed 1 \
+		--out build/e2e/check --check --counts build/results/e2e.counts $(RACE_ARGS)

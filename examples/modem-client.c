@@ -17,6 +17,14 @@
  *   4. go back to wl_epoll_wait(), which releases the hold just before it
  *      blocks (the kernel's source is still active at that point).
  *
+ * Step 1 needs CAP_BLOCK_SUSPEND. A deployment runs this client as an
+ * ordinary user in the daemon's group, without it; the kernel then drops
+ * EPOLLWAKEUP silently and the hold of step 2 comes after epoll_wait()
+ * returns. What covers the gap from the byte's arrival to that hold is the
+ * port's own wakeup hold (a serial port enabled for wakeup, on a kernel with
+ * our serial patches: docs/serial-wakeup.md); the end-to-end test runs the
+ * client that way (docs/e2e.md).
+ *
  * Protocol (one line each, '\n'-terminated; '\r' ignored):
  *   host -> "CALL <id>"      client -> "ANSWER <id>"
  *   host -> "PING"           client -> "PONG"
@@ -24,7 +32,10 @@
  *
  * Deliberately broken modes, so the end-to-end test can show that it fails:
  *   --no-epollwakeup  epoll without EPOLLWAKEUP; the hold is taken only after
- *                     epoll_wait() returns (the hand-off window is open);
+ *                     epoll_wait() returns (the hand-off window is open):
+ *                     what the kernel makes of the default mode for a client
+ *                     without CAP_BLOCK_SUSPEND, but asked for, so it also
+ *                     happens as root;
  *   --no-hold         never take a libwakelock hold.
  *
  * Usage: modem-client [--tty DEV] [--work-ms N] [--name NAME]

@@ -28,9 +28,23 @@ cp "$top"/tests/guest/*.sh "$stage/tests/"
 cp "$top"/tests/guest/plans/* "$stage/tests/plans/"
 [ -d "$top/build/guest/bin" ] && cp "$top"/build/guest/bin/* "$stage/usr/bin/" 2>/dev/null || true
 [ -n "$kodir" ] && [ -d "$kodir" ] && find "$kodir" -name '*.ko' -exec cp {} "$stage/lib/modules/" \;
-echo 'root:x:0:0:root:/:/bin/sh' >"$stage/etc/passwd"
-printf 'root:x:0:\nwakelock:x:70:\nnobody:x:65534:\n' >"$stage/etc/group"
-echo 'nobody:x:65534:65534:nobody:/:/bin/sh' >>"$stage/etc/passwd"
+# "modem" is the unprivileged client of the end-to-end test: a member of the
+# daemon's group (wakelock) and of the modem's (dialout), no capabilities.
+cat >"$stage/etc/passwd" <<'EOF'
+root:x:0:0:root:/:/bin/sh
+modem:x:1000:1000:modem:/:/bin/sh
+nobody:x:65534:65534:nobody:/:/bin/sh
+EOF
+cat >"$stage/etc/group" <<'EOF'
+root:x:0:
+dialout:x:20:modem
+wakelock:x:70:modem
+modem:x:1000:
+nobody:x:65534:
+EOF
+# The archive's "." becomes the guest's /: mktemp made it 0700, which would
+# keep every user but root out of /bin.
+chmod 755 "$stage"
 mkdir -p "$(dirname "$out")"
 (cd "$stage" && find . | LC_ALL=C sort | cpio -o -H newc --quiet | gzip -1) >"$out.tmp"
 mv "$out.tmp" "$out"

@@ -13,8 +13,13 @@ and the share of time asleep (between the kernel's "PM: suspend-to-idle" and
 "PM: resume from suspend-to-idle" console lines, on the host's clock).
 
 Configurations (same seed, same schedule):
-  a  patched kernel + wakelockd + modem-client (EPOLLWAKEUP + hold)
-  b  pristine 6.12 + wakelockd + modem-client
+  u  patched kernel + wakelockd + modem-client run as an unprivileged user
+     (uid "modem", in the daemon's group, no CAP_BLOCK_SUSPEND: the kernel
+     ignores its EPOLLWAKEUP), as a deployment runs it
+  v  pristine 6.12, the same unprivileged client
+  z  like u with the port's kernel hold set to 0 ms: the negative control
+  a  patched kernel + wakelockd + modem-client as root (EPOLLWAKEUP + hold)
+  b  pristine 6.12 + wakelockd + modem-client as root
   c  naive suspend loop (no wakeup_count handshake) + naive client (read())
 and, to show the test can fail on purpose:
   x  patched + wakelockd + modem-client --no-epollwakeup --no-hold, with the
@@ -23,13 +28,15 @@ and, to show the test can fail on purpose:
   w  like x with the port's default kernel hold (500 ms): the patched kernel
      alone covers a client whose work is shorter than the hold
 
-    tests/e2e/race.py --configs a,b,c --calls 250 --seed 1 --out build/e2e/race
+    tests/e2e/race.py --configs u,v --calls 250 --seed 1 --out build/e2e/race
 
 Writes OUT.json (everything), OUT.svg (timeline; OUT.png too when
 rsvg-convert is installed), OUT.txt (the table). With --check, exits 1 unless
-each judged configuration (--judge, default a) answered every call within the
-bound and completed at least --min-cycles suspend cycles; --counts FILE gets
-"PASSED FAILED" for `make check`.
+each judged configuration (--judge, default u) answered every call within the
+bound, stranded none and completed at least --min-cycles suspend cycles, and
+each negative control (--expect-race) did defer or strand calls. Other configurations
+are measured: in the table, not judged, not counted. --counts FILE gets
+"PASSED FAILED SKIPPED" (judged checks only) for `make check`.
 """
 import argparse
 import json
@@ -50,10 +57,17 @@ WL_CACHE = os.environ.get('WL_CACHE') or os.path.join(
     os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'), 'wakelockd')
 
 CONFIGS = {
+    'u': ('patched', 'wle2e=wakelockd wluser=modem',
+          'patched kernel + wakelockd + unprivileged modem-client', 'patched, unprivileged client'),
+    'v': ('pristine', 'wle2e=wakelockd wlkernel=pristine wluser=modem',
+          'pristine 6.12 + wakelockd + unprivileged modem-client', 'pristine, unprivileged client'),
+    'z': ('patched', 'wle2e=wakelockd wluser=modem wlhold=0',
+          'patched (port hold 0 ms) + wakelockd + unprivileged modem-client',
+          'port hold 0, unprivileged client'),
     'a': ('patched', 'wle2e=wakelockd',
-          'patched kernel + wakelockd + modem-client', 'patched + wakelockd'),
+          'patched kernel + wakelockd + root modem-client', 'patched, root client'),
     'b': ('pristine', 'wle2e=wakelockd wlkernel=pristine',
-          'pristine 6.12 + wakelockd + modem-client', 'pristine + wakelockd'),
+          'pristine 6.12 + wakelockd + root modem-client', 'pristine, root client'),
     'c': ('patched', 'wle2e=naive',
           'naive suspend loop + naive client', 'naive loop + naive client'),
     'x': ('patched', 'wle2e=wakelockd wlclient=--no-epollwakeup,--no-hold wlhold=0',
@@ -66,6 +80,8 @@ CONFIGS = {
           'pristine + wakelockd + client w/o EPOLLWAKEUP, no hold',
           'pristine, client w/o EPOLLWAKEUP'),
 }
+
+CAP_BLOCK_SUSPEND = 36      # linux/capability.h
 
 SLEEP_START = re.compile(r'PM: suspend-to-idle$')
 SLEEP_END = re.compile(r'PM: resume from suspend-to-idle$')
@@ -117,8 +133,11 @@ class Run:
         extra = f' wlwork={args.work_ms}'
         if args.client_args and 'wlclient=' not in append:
             extra += ' wlclient=' + args.client_args.replace(' ', ',')
-        if args.hold_ms is not None and 'wlhold=' not in append:
-            extra += f' wlhold={args.hold_ms}'
+        if args.port_hold_ms is not None and 'wlhold=' not in append:
+            extra += f' wlhold={args.port_hold_ms}'
+            if variant == 'patched':
+                self.label += f' [port hold {args.port_hold_ms} ms]'
+                self.short += f', hold {args.port_hold_ms} ms'
         if 'wle2e=naive' in append:
             # The naive loop ends itself when the schedule (plus the bound)
             # is over; see tests/guest/e2e-race.sh.
@@ -317,6 +336,7 @@ class Run:
         cycles = None
         if self.ready and self.end:
             cycles = int(self.end['success']) - int(self.ready['success'])
+        client = client_privileges(self.ready, self.append)
         span = (self.t_stop - self.t0) if self.t_stop else 0
         asleep = self.asleep_seconds(self.t0, self.t_stop) if self.t_stop else 0
         return {
@@ -333,6 +353,8 @@ class Run:
                            'max': ms(lat[-1] if lat else None),
                            'mean': ms(sum(lat) / len(lat) if lat else None)},
             'suspend_cycles': cycles,
+            'port_hold_ms': (self.ready or {}).get('port_hold_ms'),
+            'client': client,
             'suspend_cycles_seen': len(self.intervals),
             'asleep_pct': round(100 * asleep / span, 1) if span else None,
             'duration_s': round(span, 1),
@@ -356,20 +378,59 @@ def ms(v):
     return None if v is None else round(v * 1000, 1)
 
 
+def client_privileges(ready, append):
+    """Who the client ran as (the guest reads /proc/PID/status at READY) and
+    what became of its EPOLLWAKEUP: the kernel drops the flag silently for a
+    caller without CAP_BLOCK_SUSPEND."""
+    ready = ready or {}
+    uid, capeff = ready.get('client_uid'), ready.get('client_capeff')
+    cap = None
+    if capeff is not None:
+        try:
+            cap = bool(int(capeff, 16) >> CAP_BLOCK_SUSPEND & 1)
+        except ValueError:
+            cap = None
+    if 'wle2e=naive' in append:
+        epw = '-'                   # read(), no epoll at all
+    elif '--no-epollwakeup' in append:
+        epw = 'not asked'
+    elif cap is None:
+        epw = '?'
+    else:
+        epw = 'honoured' if cap else 'stripped'
+    return {'uid': None if uid is None else int(uid), 'capeff': capeff,
+            'cap_block_suspend': cap, 'epollwakeup': epw,
+            'unprivileged_requested': 'wluser=' in append}
+
+
 # --- output --------------------------------------------------------------------
+def role(name, args):
+    if name in args.judged:
+        return 'judged'
+    if name in args.expect_race_list:
+        return 'must race'
+    return 'measured'
+
+
 def table(summaries, args):
-    head = ['config', 'calls', 'answered', 'deferred', 'stranded', 'p50 ms', 'p99 ms', 'max ms',
-            'suspend cycles', '% asleep']
+    head = ['config', 'role', 'client', 'EPOLLWAKEUP', 'port hold', 'calls', 'answered',
+            'deferred', 'stranded', 'p50 ms', 'p99 ms', 'max ms', 'suspend cycles', '% asleep']
     rows, notes = [], []
     for s in summaries:
+        first = [f"({s['config']}) {s['label']}", role(s['config'], args)]
         if 'error' in s and 'latency_ms' not in s:
-            rows.append([f"({s['config']}) {s['label']}", 'ERROR: ' + s['error'][:60]] + [''] * 8)
+            rows.append(first + ['ERROR: ' + s['error'][:60]] + [''] * (len(head) - 3))
             continue
         if 'error' in s:
             notes.append(f"({s['config']}): {s['error']}")
         lat = s['latency_ms']
         fmt = (lambda v: '-' if v is None else f'{v:.0f}')
-        rows.append([f"({s['config']}) {s['label']}", str(s['calls']), str(s['answered']),
+        cl = s['client']
+        who = '?' if cl['uid'] is None else 'root' if cl['uid'] == 0 else f"uid {cl['uid']}"
+        hold = s.get('port_hold_ms') or '?'
+        rows.append(first + [who, cl['epollwakeup'],
+                             hold if hold in ('none', '?') else f'{hold} ms',
+                             str(s['calls']), str(s['answered']),
                      str(s['deferred']), str(s['stranded']), fmt(lat['p50']), fmt(lat['p99']), fmt(lat['max']),
                      '-' if s['suspend_cycles'] is None else str(s['suspend_cycles']),
                      '-' if s['asleep_pct'] is None else f"{s['asleep_pct']:.1f}"])
@@ -383,6 +444,9 @@ def table(summaries, args):
         out.append('  '.join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i])
                              for i, c in enumerate(r)))
     out += ['note ' + n for n in notes]
+    out += ['judged: must answer every call in time, strand none; must race: a negative '
+            'control, must defer or strand calls; measured: shown, not judged, not counted',
+            "port hold: ttyS1's wakeup_hold_ms (none: the pristine kernel has no such hold)"]
     return '\n'.join(out)
 
 
@@ -453,7 +517,7 @@ def esc(s):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split('\n\n')[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument('--configs', default='a,b,c', help='comma-separated: a b c w x y')
+    p.add_argument('--configs', default='u,v', help='comma-separated: ' + ' '.join(CONFIGS))
     p.add_argument('--calls', type=int, default=250)
     p.add_argument('--seed', type=int, default=1)
     p.add_argument('--mean-gap-ms', type=float, default=500, help='mean exponential gap')
@@ -464,7 +528,9 @@ def main():
     p.add_argument('--bound-ms', type=int, default=2000, help='deferred if no answer by then')
     p.add_argument('--work-ms', type=int, default=20, help="the client's work per call")
     p.add_argument('--client-args', default='', help='extra modem-client options')
-    p.add_argument('--hold-ms', type=int, help="ttyS1 wakeup_hold_ms (patched kernel)")
+    p.add_argument('--port-hold-ms', '--hold-ms', type=int, metavar='MS',
+                   help="ttyS1's wakeup_hold_ms on the patched kernel (guest's wlhold=), "
+                   "for the configurations that do not set it themselves (z sets 0)")
     p.add_argument('--append', default='', help='extra kernel command line')
     p.add_argument('--kernel-dir', help='dir with VARIANT/bzImage (default $WL_CACHE/out)')
     p.add_argument('--initrd-dir', help='dir with initramfs-VARIANT.cpio.gz (default build/guest)')
@@ -473,16 +539,23 @@ def main():
     p.add_argument('--out', default='build/e2e/race', help='output prefix')
     p.add_argument('--svg-seconds', type=float, default=60, help='timeline window')
     p.add_argument('--check', action='store_true', help='judge the --judge configurations')
-    p.add_argument('--judge', default='a', help='configurations that must not defer')
+    p.add_argument('--judge', default='u', help='configurations that must not defer')
+    p.add_argument('--expect-race', default='', metavar='CONFIGS',
+                   help='negative controls: configurations that must defer or strand calls')
     p.add_argument('--min-cycles', type=int, default=20)
-    p.add_argument('--counts', help='write "PASSED FAILED" here')
+    p.add_argument('--counts', help='write "PASSED FAILED SKIPPED" here (judged checks only)')
     p.add_argument('--live', action='store_true', default=None, help='live status line')
     p.add_argument('-v', '--verbose', action='store_true', help='echo the guest console')
     args = p.parse_args()
     names = [c for c in args.configs.split(',') if c]
-    for c in names:
+    args.judged = [c for c in args.judge.split(',') if c]
+    args.expect_race_list = [c for c in args.expect_race.split(',') if c]
+    for c in names + args.judged + args.expect_race_list:
         if c not in CONFIGS:
             p.error(f'unknown configuration {c!r} (have {", ".join(CONFIGS)})')
+    both = set(args.judged) & set(args.expect_race_list)
+    if both:
+        p.error(f'{",".join(sorted(both))}: judged and expected to race at once')
     qmin, qmax = (float(v) for v in args.quiet_s.split(','))
     schedule = make_schedule(args.calls, args.seed, args.mean_gap_ms / 1000, args.burst_p,
                              args.burst_max, args.quiet_p, qmin, qmax)
@@ -533,32 +606,59 @@ def main():
             passed += 1
         else:
             failed += 1
-    judged = [c for c in args.judge.split(',') if c]
-    for s in summaries:
-        if s['config'] not in judged:
-            judge('error' not in s, f"({s['config']}) ran" +
-                  (f": {s.get('error')}" if 'error' in s else ' (measured, not judged)'))
-            continue
+
+    def valid_run(s, control=False):
+        """The checks that make a run meaningful, judged or negative control:
+        it ran, no kernel splat, it suspended (judged runs: a run that never
+        slept cannot pass), and the client was who the configuration says."""
+        c = s['config']
         if 'error' in s:
-            judge(False, f"({s['config']}) ran: {s['error']}")
-            continue
-        judge(not s['problems'], f"({s['config']}) no kernel splat or guest failure"
+            judge(False, f"({c}) ran: {s['error']}")
+            return False
+        judge(not s['problems'], f"({c}) no kernel splat or guest failure"
               + (f": {s['problems'][:2]}" if s['problems'] else ''))
-        judge(s['deferred'] == 0, f"({s['config']}) 0 deferred calls (got {s['deferred']} of "
-              f"{s['calls']}, bound {args.bound_ms} ms)")
-        judge(s['stranded'] == 0, f"({s['config']}) 0 calls stranded by a suspend (got "
-              f"{s['stranded']})")
         cyc = s['suspend_cycles'] or 0
-        judge(cyc >= args.min_cycles, f"({s['config']}) suspended: {cyc} cycles "
-              f"(need >= {args.min_cycles}), {s['asleep_pct']}% asleep")
-    for c in judged:
+        if not control:
+            judge(cyc >= args.min_cycles, f"({c}) suspended: {cyc} cycles "
+                  f"(need >= {args.min_cycles}), {s['asleep_pct']}% asleep")
+        cl = s['client']
+        if cl['unprivileged_requested']:
+            judge(cl['uid'] not in (None, 0) and cl['cap_block_suspend'] is False,
+                  f"({c}) client unprivileged: uid {cl['uid']}, CapEff {cl['capeff']}, "
+                  f"no CAP_BLOCK_SUSPEND (EPOLLWAKEUP {cl['epollwakeup']})")
+        asked = re.findall(r'(?:^| )wlhold=(\S+)', s['append'])
+        if asked:
+            judge(s.get('port_hold_ms') == asked[-1], f"({c}) ttyS1 wakeup_hold_ms is "
+                  f"{asked[-1]} as asked (the guest reports {s.get('port_hold_ms')})")
+        return True
+
+    # Measured configurations are in the table only: not judged, not counted.
+    for s in summaries:
+        c = s['config']
+        if c in args.judged:
+            if not valid_run(s):
+                continue
+            judge(s['deferred'] == 0, f"({c}) 0 deferred calls (got {s['deferred']} of "
+                  f"{s['calls']}, bound {args.bound_ms} ms)")
+            judge(s['stranded'] == 0, f"({c}) 0 calls stranded by a suspend (got "
+                  f"{s['stranded']})")
+        elif c in args.expect_race_list:
+            if not valid_run(s, control=True):
+                continue
+            # What the judged configurations must not do. Beware: on a host
+            # loaded by other work a guest can stall for seconds, which
+            # defers calls without any race (docs/e2e.md).
+            judge(s['deferred'] + s['stranded'] > 0, f"({c}) negative control defers or "
+                  f"strands calls, as it must (deferred {s['deferred']}, stranded "
+                  f"{s['stranded']} of {s['calls']})")
+    for c in args.judged + args.expect_race_list:
         if c not in [s['config'] for s in summaries]:
             judge(False, f'({c}) judged but not run')
     if args.counts:
         os.makedirs(os.path.dirname(args.counts) or '.', exist_ok=True)
         with open(args.counts, 'w') as f:
-            f.write(f'{passed} {failed}\n')
-    print(f'{passed} passed, {failed} failed')
+            f.write(f'{passed} {failed} 0\n')
+    print(f'{passed} passed, {failed} failed, 0 skipped')
     return 1 if failed else 0
 
 

@@ -6,6 +6,10 @@
 #   wlclient=ARGS             extra modem-client options, ',' for ' '
 #                             (e.g. --no-epollwakeup,--no-hold)
 #   wlwork=MS                 the client's work per call (default 20)
+#   wluser=NAME               run modem-client as NAME (not root, in the
+#                             daemon's group and the modem's, so without
+#                             CAP_BLOCK_SUSPEND: the kernel ignores its
+#                             EPOLLWAKEUP, as for a deployment's client)
 #   wlhold=MS                 ttyS1 wakeup_hold_ms, where the kernel has it
 #   wldaemon=ARGS             extra wakelockd options, ',' for ' '
 #   wlrunms=MS                how long the naive loop runs (the host sets it
@@ -20,6 +24,7 @@ work=$(param wlwork); work=${work:-20}
 client_args=$(param wlclient | tr ',' ' ')
 daemon_args=$(param wldaemon | tr ',' ' ')
 hold=$(param wlhold)
+user=$(param wluser)
 run_ms=$(param wlrunms)
 TTY=/sys/class/tty/ttyS1
 
@@ -28,6 +33,10 @@ stats() {
 		"$(suspend_stat success)" "$(suspend_stat fail)" \
 		"$(suspend_stat failed_freeze)" "$(suspend_stat failed_suspend)"
 	printf ' wakeup_irq=%s' "$(cat /sys/power/pm_wakeup_irq 2>/dev/null || echo none)"
+	printf ' port_hold_ms=%s' "$(cat $TTY/wakeup_hold_ms 2>/dev/null || echo none)"
+	[ -n "${client_pid:-}" ] && [ -e /proc/$client_pid/status ] &&
+		awk '$1 == "Uid:" { u = $2 } $1 == "CapEff:" { c = $2 }
+		     END { printf " client_uid=%s client_capeff=%s", u, c }' /proc/$client_pid/status
 	for ws in /sys/class/wakeup/*; do
 		[ "$(cat "$ws/name" 2>/dev/null)" = ttyS1 ] || continue
 		printf ' ttyS1_events=%s' "$(cat "$ws/event_count")"
@@ -59,12 +68,22 @@ echo e2e-setup >/sys/power/wake_lock || fail "no /sys/power/wake_lock"
 case $mode in
 wakelockd)
 	# As aggressive as it gets: no grace period after resume, short backoff.
+	# The wakelock group may block suspend, as in a deployment.
 	wakelockd --state freeze --min-awake-ms 0 --backoff-initial-ms 10 \
-		--backoff-factor 2 --backoff-max-ms 200 --log-level warn \
+		--backoff-factor 2 --backoff-max-ms 200 --log-level warn --group wakelock \
 		--stats-file /run/wakelockd-stats.json $daemon_args ||
 		fail "wakelockd did not start"
 	pm_pid=$(cat /run/wakelockd/wakelockd.pid)
-	modem-client --work-ms "$work" $client_args &
+	if [ -n "$user" ]; then
+		# The modem belongs to dialout, as on a distribution. su drops
+		# every capability with root's uid; the process is modem-client
+		# itself (su and sh -c exec).
+		chgrp dialout /dev/ttyS1 && chmod 660 /dev/ttyS1 ||
+			fail "cannot give /dev/ttyS1 to dialout"
+		su "$user" -c "exec modem-client --work-ms $work $client_args" &
+	else
+		modem-client --work-ms "$work" $client_args &
+	fi
 	client_pid=$!
 	;;
 naive)
