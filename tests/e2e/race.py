@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The incoming-call race test (design.md section 4, docs/e2e.md).
+"""The incoming-call race test (docs/design.md §6, docs/e2e.md).
 
 Boots the guest once per configuration, writes numbered "incoming calls"
 ("CALL <n>\\n") into its modem port (ttyS1) on a seeded random schedule -
