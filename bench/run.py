@@ -605,6 +605,7 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     res = Results()
+    load0 = os.getloadavg()
     res.cond['host'] = host_conditions()
     if args.kernel:
         res.cond['guest'] = guest_conditions(args)
@@ -624,10 +625,14 @@ def main():
     print()
     for where, c in res.cond.items():
         print(f'{where} kernel: {c.text()}' + (f' (uname -r {c.release})' if c.release else ''))
+    load1 = os.getloadavg()
+    print(f'machine load average (1 min) at start {load0[0]:.2f}, at end {load1[0]:.2f} '
+          f'on {os.cpu_count()} CPUs (other work on the machine shows in p99s)')
     print(f'(guest figures: QEMU TCG, slow in absolute terms: compare ratios; a ratio against a '
           f'kernel peer is judged on a kernel without KASAN/lockdep only; '
           f'total {time.monotonic() - t0:.0f} s)')
-    out = {'machine': machine(), 'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+    out = {'machine': dict(machine(), loadavg_start=load0, loadavg_end=load1),
+           'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
            'conditions': {w: c.as_dict() for w, c in res.cond.items()},
            'table': text, 'figures': res.figs}
     path = os.path.join(args.out, 'results.json')
