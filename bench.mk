@@ -1,13 +1,20 @@
-# Benchmarks (issue 7): `make bench`.  Included by the top-level Makefile;
-# run from the repository root.  See bench/README.md.
+# Benchmarks: `make bench`.  Included by the top-level Makefile; run from
+# the repository root.  See bench/README.md.
 #
-#   make bench                      host + guest, table + build/bench/results.json
-#   make bench BENCH_ARGS=--quick   shorter runs (a smoke test, ~2 min)
-#   make bench BENCH_KERNEL=PATH BENCH_VARIANT=pristine
+#   make bench                      host + guest, table + build/bench/results.json;
+#                                   the guest boots the bench kernel (patched
+#                                   series, base.config only: no KASAN/lockdep),
+#                                   built first when missing
+#   make bench BENCH_ARGS=--quick   shorter runs (a smoke test)
+#   make bench BENCH_VARIANT=patched
+#                                   the debug (KASAN+lockdep) kernel of make check:
+#                                   ratios against kernel peers are not judged
+#   make bench BENCH_KERNEL=PATH BENCH_VARIANT=NAME [BENCH_KERNEL_CONFIG=.config]
 #                                   use an already built bzImage: no kernel
 #                                   build, only the initramfs is made
-BENCH_VARIANT ?= patched
+BENCH_VARIANT ?= bench
 BENCH_KERNEL ?=
+BENCH_KERNEL_CONFIG ?=
 BENCH_ARGS ?=
 BENCH_CC ?= cc
 BENCH_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -Iinclude -pthread
@@ -46,4 +53,5 @@ endif
 bench: deps userspace bench-guest-image
 	@mkdir -p build/bench
 	python3 bench/run.py --kernel $(BENCH_KERNEL_PATH) --initrd $(BENCH_INITRD) \
+		--variant $(BENCH_VARIANT) $(if $(BENCH_KERNEL_CONFIG),--kernel-config $(BENCH_KERNEL_CONFIG)) \
 		--out build/bench $(BENCH_ARGS)

@@ -1,11 +1,20 @@
 #!/usr/bin/env python3
-"""`make bench`: run every measurement of issue 7 (host, then the QEMU
-guest), print one table with ratios against peers measured in the same run,
-write the raw samples to build/bench/results.json.  See bench/README.md.
+"""`make bench`: run every measurement (host, then the QEMU guest), print one
+table with ratios against peers measured in the same run, each row with the
+kernel it was measured on, and write the raw samples to
+build/bench/results.json.  See bench/README.md.
 
-    bench/run.py --kernel BZIMAGE --initrd CPIO.GZ [--out build/bench]
+    bench/run.py --kernel BZIMAGE --initrd CPIO.GZ [--variant NAME]
+                 [--kernel-config .config] [--out build/bench]
                  [--quick] [--skip-host] [--skip-guest]
+
+A ratio against a kernel peer gets a verdict ("met"/"MISSED") only when the
+kernel it was measured on has no debugging instrumentation (KASAN, lockdep):
+those tax every system call of the peers and nothing of libwakelock's fast
+path, so under them the ratio is flattering by an unknown factor and is
+printed as "not judged (debug kernel)".
 """
+import gzip
 import argparse
 import json
 import os
@@ -25,6 +34,12 @@ sys.path.insert(0, os.path.join(TOP, 'scripts'))
 BENCH = re.compile(r'BENCH (\S+) (.*)$')
 RAW = re.compile(r'RAW (\S+) (.*)$')
 CTL = re.compile(r'BENCHCTL (\w+)(?: (\S+))?')
+KINFO = re.compile(r'BENCHKERNEL (.*)$')
+# Boot lines that only an instrumented kernel prints.
+KASAN_BOOT = 'KernelAddressSanitizer initialized'
+LOCKDEP_BOOT = 'Lock dependency validator'
+# Options that make a kernel a debug kernel for the purpose of judging ratios.
+DEBUG_OPTS = ('KASAN', 'PROVE_LOCKING', 'LOCKDEP', 'DEBUG_ATOMIC_SLEEP', 'KCSAN')
 S2IDLE = re.compile(r'PM: suspend-to-idle$')
 
 
@@ -43,6 +58,8 @@ def kv(text):
 class Results:
     def __init__(self):
         self.figs = {}     # "host.hold_p1" -> dict(summary..., raw=[...])
+        self.cond = {}     # "host"/"guest" -> Conditions
+        self.ran = set()   # phases run: "host", "guest"
 
     def feed(self, where, line):
         m = BENCH.search(line)
@@ -71,6 +88,87 @@ def run(cmd, res, where, env, timeout):
     if p.returncode:
         print(f'  ! {" ".join(cmd)}: exit {p.returncode}: {p.stderr.strip()[-300:]}')
     return p
+
+
+# --- conditions: which kernel a figure was measured on ---------------------
+def read_kconfig(path):
+    """{'KASAN': True, ...} for the options in DEBUG_OPTS and PM_SLEEP, from
+    a .config (plain or gzip, e.g. /proc/config.gz); None if unreadable."""
+    try:
+        opener = gzip.open if path.endswith('.gz') else open
+        with opener(path, 'rt') as f:
+            text = f.read()
+    except OSError:
+        return None
+    return {o: bool(re.search(rf'^CONFIG_{o}=y', text, re.M)) for o in DEBUG_OPTS + ('PM_SLEEP',)}
+
+
+class Conditions:
+    """What a row was measured on: a kernel (debug or not) and a machine."""
+
+    def __init__(self, where):
+        self.where = where
+        self.name = ''          # "host 6.1.0-x" / "bench (base)"
+        self.release = None     # the guest kernel's uname -r, as it reported it
+        self.kasan = None       # True/False/None (unknown)
+        self.lockdep = None
+        self.tcg = where == 'guest'
+        self.pm_sleep = None
+
+    @property
+    def debug(self):
+        """True, False, or None when the kernel's config is unknown."""
+        if self.kasan or self.lockdep:
+            return True
+        if self.kasan is None or self.lockdep is None:
+            return None
+        return False
+
+    def text(self):
+        def onoff(v):
+            return '?' if v is None else ('on' if v else 'off')
+        t = f'{self.name}: KASAN {onoff(self.kasan)}, lockdep {onoff(self.lockdep)}'
+        return t + (', QEMU TCG' if self.tcg else '')
+
+    def as_dict(self):
+        return {'name': self.name, 'release': self.release, 'kasan': self.kasan, 'lockdep': self.lockdep,
+                'tcg': self.tcg, 'pm_sleep': self.pm_sleep, 'text': self.text()}
+
+
+def host_conditions():
+    c = Conditions('host')
+    c.name = f'host {platform.release()}'
+    cfg = read_kconfig('/proc/config.gz') or read_kconfig(f'/boot/config-{platform.release()}')
+    if cfg:
+        c.kasan = cfg['KASAN']
+        c.lockdep = cfg['PROVE_LOCKING'] or cfg['LOCKDEP']
+        c.pm_sleep = cfg['PM_SLEEP']
+    return c
+
+
+def guest_conditions(args):
+    """From the build: variant, fragments, .config.  guest_phase() adds what
+    the booted kernel itself shows (boot lines, /proc/lockdep)."""
+    c = Conditions('guest')
+    variant = args.variant or os.path.basename(os.path.dirname(os.path.abspath(args.kernel)))
+    frags = subprocess.run([os.path.join(TOP, 'scripts/kernel.sh'), '--fragments', variant],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    names = [os.path.basename(f).replace('.config', '') for f in frags.stdout.split()
+             ] if frags.returncode == 0 else []
+    c.name = f'{variant} ({"+".join(names) if names else "fragments unknown"})'
+    kcfg = args.kernel_config
+    if not kcfg:
+        cache = os.environ.get('WL_CACHE') or os.path.join(
+            os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'), 'wakelockd')
+        # Only when the kernel booted is the one built there.
+        if os.path.abspath(args.kernel) == os.path.abspath(os.path.join(cache, 'out', variant, 'bzImage')):
+            kcfg = os.path.join(cache, f'build-{variant}', '.config')
+    cfg = read_kconfig(kcfg) if kcfg else None
+    if cfg:
+        c.kasan = cfg['KASAN']
+        c.lockdep = cfg['PROVE_LOCKING'] or cfg['LOCKDEP']
+        c.pm_sleep = cfg['PM_SLEEP']
+    return c
 
 
 # --- host -----------------------------------------------------------------
@@ -112,7 +210,7 @@ def host_phase(res, args):
             print(f'  host: scale, {c} client(s)')
             run([wlbench, 'scale', str(c), '0.5' if args.quick else '1'], res, 'host', env, 120)
         run([wlbench, 'clock', '5000'], res, 'host', env, 60)
-        print('  host: EPOLLWAKEUP round (host kernel, no KASAN/lockdep)')
+        print(f'  host: eventfd + epoll round with EPOLLWAKEUP ({res.cond["host"].text()})')
         run([wlbench, 'epoll', '20000'], res, 'host', env, 60)
         print('  host: reaction latency, and the futex wake-up floor under it')
         run([wlbench, 'latency', '200' if args.quick else '1000', trace], res, 'host', env, 120)
@@ -120,8 +218,8 @@ def host_phase(res, args):
         print('  host: idle cost (10 s)')
         run([wlbench, 'idle', '3' if args.quick else '10'], res, 'host', env, 60)
         if shutil.which('strace'):
-            print('  host: strace profiles (idle wake-ups, one reaction)')
-            strace_profiles(res, args, wlbench, trace, env, daemon.pid)
+            print('  host: strace of the daemon reacting to releases')
+            strace_react(res, args, wlbench, trace, env, daemon.pid)
         if shutil.which('valgrind') and not args.quick:
             print('  host: callgrind profile of one acquire+release')
             profile_hold(res, wlbench, env, tmp)
@@ -136,38 +234,50 @@ def host_phase(res, args):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def strace_profiles(res, args, wlbench, trace, env, dpid):
-    """What the daemon does while idle and when it reacts (system calls)."""
-    def traced(name, cmd, seconds):
-        out = os.path.join(args.out, f'profile-{name}.strace')
-        st = subprocess.Popen(['strace', '-f', '-tt', '-T', '-o', out, '-p', str(dpid)],
-                              stderr=subprocess.DEVNULL)
-        time.sleep(0.5)
-        if cmd:
-            subprocess.run(cmd, env=dict(env, WLBENCH_MAXRAW='0'), stdout=subprocess.DEVNULL,
-                           timeout=60)
-        time.sleep(seconds)
-        st.send_signal(signal.SIGINT)
-        st.wait()
-        with open(out) as f:
-            return out, f.read().splitlines()
-    # Idle: a hold is taken by `wlbench idle` for 3 s; count the power
-    # thread's timed futex waits that time out.
-    out, lines = traced('idle', [wlbench, 'idle', '3'], 0)
-    timeouts = [l for l in lines if 'FUTEX_WAIT,' in l and 'tv_sec=1' in l and 'ETIMEDOUT' in l]
-    res.figs['host.profile_idle'] = {'futex_1s_timeouts': len(timeouts), 'seconds': 3,
-                                     'file': os.path.relpath(out, TOP), 'raw': []}
-    # Reaction: after the wake_seq futex returns, does the daemon block on
-    # the segment mutex (the releaser notifies while still holding it)?
-    out, lines = traced('react', [wlbench, 'latency', '20', trace], 0)
+FUTEX_WAITERS = 0x80000000
+
+
+def strace_react(res, args, wlbench, trace, env, dpid):
+    """How often the daemon, woken on wake_seq by a release, then has to wait
+    for the segment mutex: the releaser calls wl_notify() with the mutex
+    held (lib/table.c hold_sync).  Both are FUTEX_WAIT with no timeout; a
+    wait on the robust mutex passes a lock word with FUTEX_WAITERS set
+    (owner tid | 0x80000000), a wait on wake_seq a small sequence number."""
+    out = os.path.join(args.out, 'profile-react.strace')
+    st = subprocess.Popen(['strace', '-f', '-tt', '-T', '-o', out, '-p', str(dpid)],
+                          stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    subprocess.run([wlbench, 'latency', '20', trace], env=dict(env, WLBENCH_MAXRAW='0'),
+                   stdout=subprocess.DEVNULL, timeout=60)
+    st.send_signal(signal.SIGINT)
+    st.wait()
+    with open(out) as f:
+        lines = f.read().splitlines()
+    calls, pending = {}, {}           # tid -> [completed call text], unfinished call
+    for line in lines:
+        m = re.match(r'(\d+)\s+\S+\s+(.*)$', line)
+        if not m:
+            continue
+        tid, text = m.groups()
+        if text.endswith('<unfinished ...>'):
+            pending[tid] = text[:-len('<unfinished ...>')]
+            continue
+        r = re.match(r'<\.\.\. \w+ resumed>(.*)$', text)
+        if r:
+            text = pending.pop(tid, '') + r.group(1)
+        calls.setdefault(tid, []).append(text)
+    fw = re.compile(r'futex\((0x[0-9a-f]+), FUTEX_WAIT, (\d+), NULL\)\s*=\s*(\S+)')
     seq_wakes = mutex_waits = 0
-    for a, b in zip(lines, lines[1:]):
-        if 'FUTEX_WAIT,' in a and 'tv_sec=1' in a and '= 0' in a:
-            seq_wakes += 1
-            if 'FUTEX_WAIT,' in b and 'NULL' in b:
-                mutex_waits += 1
+    for seq in calls.values():
+        parsed = [fw.match(t) for t in seq]
+        for a, b in zip(parsed, parsed[1:] + [None]):
+            if not a or int(a.group(2)) & FUTEX_WAITERS or a.group(3) != '0':
+                continue
+            seq_wakes += 1                # woken on wake_seq
+            if b and int(b.group(2)) & FUTEX_WAITERS:
+                mutex_waits += 1          # next call: wait for the mutex
     res.figs['host.profile_react'] = {'wake_seq_wakeups': seq_wakes,
-                                      'then_blocked_on_mutex': mutex_waits,
+                                      'then_mutex_wait': mutex_waits,
                                       'file': os.path.relpath(out, TOP), 'raw': []}
 
 
@@ -197,8 +307,7 @@ def profile_hold(res, wlbench, env, tmp):
         return
     prof = {}
     for fn in ('wl_hold_acquire', 'wl_hold_release', 'wl_client_lock', 'pthread_mutex_lock',
-               'pthread_mutex_unlock', 'wl_table_acquire', 'wl_table_release', 'wl_now_mono',
-               'wl_now_real'):
+               'pthread_mutex_unlock', 'wl_table_acquire', 'wl_table_release', 'wl_now_mono'):
         if fn in best:
             prof[fn] = round(best[fn] / pairs, 1)
     res.figs['host.callgrind_per_pair'] = dict(prof, unit='instructions', raw=[])
@@ -216,6 +325,8 @@ def guest_phase(res, args):
     armed = None
     cycles = {}           # phase -> [host monotonic times of "PM: suspend-to-idle"]
     end_seen = failures = False
+    boot = {'kasan': False, 'lockdep': False}   # instrumented-kernel boot lines seen
+    kinfo = None                                # the guest's BENCHKERNEL line
     deadline = time.monotonic() + args.guest_timeout
     try:
         while time.monotonic() < deadline:
@@ -227,6 +338,14 @@ def guest_phase(res, args):
                 if armed and S2IDLE.search(line):
                     g.modem_write(b'w')           # the wake source, at once
                     cycles[armed].append(now)
+                    continue
+                if KASAN_BOOT in line:
+                    boot['kasan'] = True
+                if LOCKDEP_BOOT in line:
+                    boot['lockdep'] = True
+                m = KINFO.search(line)
+                if m:
+                    kinfo = kv(m.group(1))
                     continue
                 m = CTL.search(line)
                 if m:
@@ -255,6 +374,16 @@ def guest_phase(res, args):
         g.close()
     if not end_seen:
         print(f'  ! guest run did not finish (timeout or crash); console log: {log}')
+    # What the booted kernel shows wins over its .config (a kernel given
+    # with BENCH_KERNEL may not be the one built there); either saying
+    # "instrumented" is enough to call it a debug kernel.
+    c = res.cond['guest']
+    for key in ('kasan', 'lockdep'):
+        seen = boot[key] or bool(kinfo and kinfo.get(key) == 1)
+        if seen or kinfo is not None:
+            setattr(c, key, seen or bool(getattr(c, key)))
+    if kinfo:
+        c.release = str(kinfo.get('release'))
     for phase, ts in cycles.items():
         if len(ts) < 3:
             continue
@@ -291,51 +420,77 @@ def ratio(a, b):
 
 def table(res):
     R = res.get
-    rows = []   # (figure, where, median, p99, unit, ratio text, target, verdict)
+    rows = []   # (figure, where, median, p99, unit, ratio / note, target, verdict, kernel)
+    hc = res.cond.get('host') or Conditions('host')
+    gc = res.cond.get('guest') or Conditions('guest')
 
     def verdict(ok):
         return '-' if ok is None else ('met' if ok else 'MISSED')
 
-    # 1. hold cost
-    h1 = R('host.hold_p1')
-    rows.append(('hold acquire+release, 1 proc', 'host', h1, R('host.hold_p1', 'p99'), 'ns',
-                 '', '<= 100 ns', verdict(None if h1 is None else h1 <= 100)))
+    def peer_verdict(ok, cond):
+        """A ratio against a kernel peer: judged on an uninstrumented kernel only."""
+        if ok is None:
+            return '-'
+        if cond.debug is None:
+            return 'not judged (kernel config unknown)'
+        if cond.debug:
+            return 'not judged (debug kernel)'
+        return verdict(ok)
+
+    def add(figure, where, median, p99, unit, note='', target='', verd='', cond=None):
+        if median is None and where not in res.ran:
+            return        # that phase was skipped
+        rows.append((figure, where, median, p99, unit, note, target, verd,
+                     (cond or (gc if where.startswith('guest') else hc)).text()))
+
     cpus = os.cpu_count() or 2
 
     def agg(where, p):
         ops = R(f'{where}.hold_p{p}', 'ops_per_s')
         return None if not ops else min(p, cpus if where == 'host' else 2) * 1e9 / ops
 
-    for p in (2, 8, 64):
-        m = R(f'host.hold_p{p}')
-        rows.append((f'hold acquire+release, {p} procs', 'host', m, R(f'host.hold_p{p}', 'p99'),
-                     'ns', f'x{fmt(ratio(m, h1))} vs 1 proc; all procs: {fmt(agg("host", p))} ns/op/core',
-                     '', ''))
-    ck = R('host.clock_gettime')
-    rows.append(('clock_gettime() (3 per acquire+release)', 'host', ck, R('host.clock_gettime', 'p99'),
-                 'ns', f'{fmt(ratio(3 * ck, h1) * 100 if ck and h1 else None)} % of a pair', '', ''))
-    hep = R('host.epollwakeup_round')
-    rh = ratio(hep, h1)
-    rows.append(('EPOLLWAKEUP round (eventfd)', 'host', hep, R('host.epollwakeup_round', 'p99'), 'ns',
-                 f'{fmt(rh)}x hold (host kernel)', '>= 10x', verdict(None if rh is None else rh >= 10)))
-    g1 = R('guest.hold_p1')
-    rows.append(('hold acquire+release, 1 proc', 'guest TCG', g1, R('guest.hold_p1', 'p99'),
-                 'ns', '', '', ''))
-    for p in (2, 8, 64):
-        m = R(f'guest.hold_p{p}')
-        rows.append((f'hold acquire+release, {p} procs', 'guest TCG', m,
-                     R(f'guest.hold_p{p}', 'p99'), 'ns',
-                     f'x{fmt(ratio(m, g1))} vs 1 proc; all procs: {fmt(agg("guest", p))} ns/op/core', '', ''))
+    def hold_rows(where, label):
+        base = R(f'{where}.hold_p1')
+        add('wl_hold_acquire+wl_hold_release, 1 process', label, base, R(f'{where}.hold_p1', 'p99'),
+            'ns', 'untimed hold; another hold keeps the counter > 0, so no release wakes the daemon',
+            '<= 100 ns' if where == 'host' else '',
+            verdict(None if base is None else base <= 100) if where == 'host' else '')
+        for p in (2, 8, 64):
+            m = R(f'{where}.hold_p{p}')
+            add(f'  the same, {p} processes on one segment mutex', label, m,
+                R(f'{where}.hold_p{p}', 'p99'), 'ns',
+                f'x{fmt(ratio(m, base))} vs 1 process; all processes: {fmt(agg(where, p))} ns/pair/core')
+        return base
+
+    def epoll_row(where, label, hold, cond):
+        f = res.figs.get(f'{where}.epollwakeup_round')
+        if not f:
+            return
+        kept = f.get('wakeup_kept')
+        r = ratio(f.get('median'), hold)
+        if kept == 0:
+            add('eventfd write+epoll_wait+read; EPOLLWAKEUP dropped by the kernel', label,
+                f.get('median'), f.get('p99'), 'ns',
+                f'{fmt(r)}x hold; a plain epoll round (no PM_SLEEP: no wakeup source), not the peer',
+                '', '-', cond)
+            return
+        add('eventfd write+epoll_wait+read, EPOLLWAKEUP item', label, f.get('median'), f.get('p99'),
+            'ns', f'{fmt(r)}x hold' + ('' if kept == 1 else ' (EPOLLWAKEUP kept: unknown)'),
+            '>= 10x', peer_verdict(None if r is None else r >= 10, cond), cond)
+
+    # 1. hold cost and its peers
+    h1 = hold_rows('host', 'host')
+    ck = R('host.clock_mono')
+    add('clock_gettime(CLOCK_MONOTONIC), one call', 'host', ck, R('host.clock_mono', 'p99'), 'ns',
+        f'the hold pair reads it twice: {fmt(ratio(2 * ck, h1) * 100 if ck and h1 else None)} % of the pair')
+    epoll_row('host', 'host', h1, hc)
+    g1 = hold_rows('guest', 'guest')
     wl = R('guest.wake_lock_pair')
     r1 = ratio(wl, g1)
-    rows.append(('/sys/power/wake_lock+wake_unlock', 'guest TCG', wl,
-                 R('guest.wake_lock_pair', 'p99'), 'ns', f'{fmt(r1)}x hold', '>= 100x',
-                 verdict(None if r1 is None else r1 >= 100)))
-    ep = R('guest.epollwakeup_round')
-    r2 = ratio(ep, g1)
-    rows.append(('EPOLLWAKEUP round (eventfd)', 'guest TCG', ep,
-                 R('guest.epollwakeup_round', 'p99'), 'ns', f'{fmt(r2)}x hold', '>= 10x',
-                 verdict(None if r2 is None else r2 >= 10)))
+    add('write /sys/power/wake_lock + wake_unlock, one name', 'guest', wl,
+        R('guest.wake_lock_pair', 'p99'), 'ns', f'{fmt(r1)}x hold', '>= 100x',
+        peer_verdict(None if r1 is None else r1 >= 100, gc))
+    epoll_row('guest', 'guest', g1, gc)
     # 2. scale
     for where in ('host', 'guest'):
         base = R(f'{where}.scale_c1')
@@ -344,71 +499,69 @@ def table(res):
             if not f:
                 continue
             got = int(f.get('clients', 0))
-            note = f'{got} clients, {int(f.get("holds_held", 0))} held'
+            note = f'{got} registered, {int(f.get("holds_held", 0))} holds held'
             if got < c:
                 note += f' ({f.get("open_error")})'
-            rows.append((f'scale: acquire+release, {c} clients', where + (' TCG' if where == 'guest' else ''),
-                         f.get('median'), f.get('p99'), 'ns',
-                         f'x{fmt(ratio(f.get("median"), base))} vs 1; ' + note,
-                         'flat; 1000 clients' if c == 1000 else '',
-                         verdict(got >= c and (ratio(f.get('median'), base) or 9) <= 1.5) if c == 1000 else ''))
+            add(f'acquire+release of a random client\'s free hold, {c} client' + 's' * (c > 1), where,
+                f.get('median'), f.get('p99'), 'ns',
+                f'x{fmt(ratio(f.get("median"), base))} vs 1; ' + note,
+                'flat; 1000 clients' if c == 1000 else '',
+                verdict(got >= c and (ratio(f.get('median'), base) or 9) <= 1.5) if c == 1000 else '')
         for c in (1, 1000):
             f = res.figs.get(f'{where}.scale_c{c}')
             if f:
-                rows.append((f'daemon RSS, {int(f.get("clients", 0))} clients', where, f.get('daemon_rss_kb'),
-                             None, 'KiB', f'before clients: {fmt(f.get("daemon_rss_kb_before"))} KiB', '', ''))
-                rows.append((f'reaping, {int(f.get("clients", 0))} clients', where,
-                             f.get('reap_us_per_client'), None, 'us/client',
-                             f'register {fmt(f.get("register_us"))} us/client', '', ''))
+                n = int(f.get('clients', 0))
+                add(f'daemon VmRSS with {n} client{"s" * (n > 1)} registered', where, f.get('daemon_rss_kb'),
+                    None, 'KiB', f'before: {fmt(f.get("daemon_rss_kb_before"))} KiB')
+                add(f'reaping after {n} client socket{"s" * (n > 1)} closed, per client', where,
+                    f.get('reap_us_per_client'), None, 'us',
+                    f'first close -> all slots freed; registration {fmt(f.get("register_us"))} us/client')
     # 3. cycle rate
     dcy, bcy = res.figs.get('guest.cycle_daemon'), res.figs.get('guest.cycle_bare')
-    for name, f in (('suspend cycle via wakelockd', dcy), ('suspend cycle, bare loop', bcy)):
+    for name, f in (('suspend-to-idle cycle through wakelockd', dcy),
+                    ('suspend-to-idle cycle, bare wakeup_count+freeze loop', bcy)):
         if f:
-            rows.append((name, 'guest TCG', f['median'], f['p99'], 'ms',
-                         f'{fmt(f["rate"])} cycles/s, n={f["n"]}', '', ''))
+            add(name, 'guest', f['median'], f['p99'], 'ms', f'{fmt(f["rate"])} cycles/s, n={f["n"]}')
     if dcy and bcy:
         r3 = dcy['rate'] / bcy['rate']
-        rows.append(('cycle rate wakelockd / bare', 'guest TCG', r3 * 100, None, '%',
-                     '', '>= 95 %', verdict(r3 >= 0.95)))
+        add('cycle rate, wakelockd / bare loop', 'guest', r3 * 100, None, '%', '', '>= 95 %',
+            peer_verdict(r3 >= 0.95, gc))
     cpc = res.figs.get('guest.daemon_cpu')
     if cpc:
-        rows.append(('daemon CPU per suspend cycle', 'guest TCG', cpc.get('median'), None, 'ms',
-                     f'{int(cpc.get("cycles", 0))} cycles, {int(cpc.get("ticks", 0))} ticks', '', ''))
+        add('daemon CPU (utime+stime) per suspend cycle', 'guest', cpc.get('median'), None, 'ms',
+            f'{int(cpc.get("cycles", 0))} cycles, {int(cpc.get("ticks", 0))} ticks')
+    bc = res.figs.get('guest.bare_cycle')
+    if bc and cpc:
+        add('bare loop CPU per suspend cycle', 'guest', bc.get('cpu_ms_per_cycle'), None, 'ms',
+            f'daemon / bare: x{fmt(ratio(cpc.get("median"), bc.get("cpu_ms_per_cycle")))}'
+            ' (stime includes the kernel suspend path)')
     # 4. reaction latency
     lat = res.figs.get('host.react_latency')
     if lat:
-        rows.append(('last release -> /sys/power/state write', 'host', lat.get('median'),
-                     lat.get('p99'), 'us', 'daemon share (LD_PRELOAD pwrite hook)', '<= 1 ms p99',
-                     verdict(lat.get('p99', 1e9) <= 1000)))
+        add('last release -> daemon writes /sys/power/state', 'host', lat.get('median'),
+            lat.get('p99'), 'us', 'fake /sys; stamp by an LD_PRELOAD pwrite hook', '<= 1 ms p99',
+            verdict(lat.get('p99', 1e9) <= 1000))
     fw = res.figs.get('host.futex_wake')
     if fw:
-        rows.append(('  floor: FUTEX_WAKE -> sleeper runs', 'host', fw.get('median'), fw.get('p99'), 'us',
-                     'OS wake-up latency, same run', '', ''))
+        add('  floor: FUTEX_WAKE -> the sleeping process runs', 'host', fw.get('median'),
+            fw.get('p99'), 'us', 'OS wake-up latency, same run')
     pr = res.figs.get('host.profile_react')
     if pr:
-        rows.append(('  strace: wake_seq wake-ups then mutex wait', 'host',
-                     f'{int(pr["then_blocked_on_mutex"])}/{int(pr["wake_seq_wakeups"])}', None, '',
-                     pr['file'], '', ''))
+        add('  strace: woken on wake_seq, then waits for the mutex', 'host',
+            f'{int(pr["then_mutex_wait"])}/{int(pr["wake_seq_wakeups"])}', None, 'wake-ups',
+            'the releaser notifies with the mutex held; ' + pr['file'])
     # 5. idle
     for where in ('host', 'guest'):
         f = res.figs.get(f'{where}.idle_wakeups')
         if f:
-            rows.append(('daemon wake-ups while held', where, f.get('median'), None, '/s',
-                         f'{int(f.get("voluntary", 0))} vol + {int(f.get("nonvoluntary", 0))} invol in '
-                         f'{fmt(f.get("seconds"))} s', '0', verdict(f.get('median', 1) == 0)))
-    pi = res.figs.get('host.profile_idle')
-    if pi:
-        rows.append(('  strace: 1 s futex timeouts while held', 'host', pi['futex_1s_timeouts'], None,
-                     f'in {pi["seconds"]} s', pi['file'], '', ''))
-    bcy = res.figs.get('guest.bare_cycle')
-    if bcy and cpc:
-        rows.append(('bare loop CPU per suspend cycle', 'guest TCG', bcy.get('cpu_ms_per_cycle'), None,
-                     'ms', f'daemon / bare: x{fmt(ratio(cpc.get("median"), bcy.get("cpu_ms_per_cycle")))}'
-                     ' (stime includes the kernel suspend path)', '', ''))
+            add('daemon context switches while a hold is held', where, f.get('median'), None, '/s',
+                f'{int(f.get("voluntary", 0))} vol + {int(f.get("nonvoluntary", 0))} invol in '
+                f'{fmt(f.get("seconds"))} s', '0', verdict(f.get('median', 1) == 0))
     prof = res.figs.get('host.callgrind_per_pair')
 
-    head = ('figure', 'where', 'median', 'p99', 'unit', 'ratio / note', 'target', 'verdict')
-    body = [(a, b, fmt(c), fmt(d), e, f, g, h) for a, b, c, d, e, f, g, h in rows]
+    head = ('figure', 'where', 'median', 'p99', 'unit', 'ratio / note', 'target', 'verdict',
+            'kernel measured on')
+    body = [(a, b, fmt(c), fmt(d), e, f, g, h, k) for a, b, c, d, e, f, g, h, k in rows]
     widths = [max(len(str(r[i])) for r in [head] + body) for i in range(len(head))]
     lines = ['  '.join(str(c).ljust(w) for c, w in zip(head, widths)).rstrip(),
              '  '.join('-' * w for w in widths)]
@@ -445,23 +598,42 @@ def main():
     ap.add_argument('--skip-host', action='store_true')
     ap.add_argument('--skip-guest', action='store_true')
     ap.add_argument('--guest-timeout', type=float, default=480)
+    ap.add_argument('--variant', help='name of the guest kernel variant (default: the '
+                    'directory of --kernel, as in ~/.cache/wakelockd/out/VARIANT/bzImage)')
+    ap.add_argument('--kernel-config', help='its .config (default: the build directory '
+                    'of VARIANT, when --kernel is that variant\'s bzImage)')
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     res = Results()
+    load0 = os.getloadavg()
+    res.cond['host'] = host_conditions()
+    if args.kernel:
+        res.cond['guest'] = guest_conditions(args)
     t0 = time.monotonic()
     ok = True
     if not args.skip_host:
         print('bench: host')
+        res.ran.add('host')
         host_phase(res, args)
     if not args.skip_guest:
-        print('bench: guest (QEMU, TCG)')
+        print(f'bench: guest ({res.cond["guest"].text()})')
+        res.ran.add('guest')
         ok = guest_phase(res, args)
     text, rows = table(res)
     print()
     print(text)
-    print(f'\n(guest figures: QEMU TCG, slow in absolute terms: compare ratios; '
+    print()
+    for where, c in res.cond.items():
+        print(f'{where} kernel: {c.text()}' + (f' (uname -r {c.release})' if c.release else ''))
+    load1 = os.getloadavg()
+    print(f'machine load average (1 min) at start {load0[0]:.2f}, at end {load1[0]:.2f} '
+          f'on {os.cpu_count()} CPUs (other work on the machine shows in p99s)')
+    print(f'(guest figures: QEMU TCG, slow in absolute terms: compare ratios; a ratio against a '
+          f'kernel peer is judged on a kernel without KASAN/lockdep only; '
           f'total {time.monotonic() - t0:.0f} s)')
-    out = {'machine': machine(), 'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+    out = {'machine': dict(machine(), loadavg_start=load0, loadavg_end=load1),
+           'date': time.strftime('%Y-%m-%dT%H:%M:%S%z'),
+           'conditions': {w: c.as_dict() for w, c in res.cond.items()},
            'table': text, 'figures': res.figs}
     path = os.path.join(args.out, 'results.json')
     with open(path, 'w') as f:

@@ -3,6 +3,9 @@
 #
 #   scripts/kernel.sh patched    # pristine tree + kernel/patches/series
 #   scripts/kernel.sh pristine   # the same source, no patches (for comparisons)
+#   scripts/kernel.sh bench      # the patched tree with base.config alone: no
+#                                # KASAN, lockdep or KUnit (make bench's peers)
+#   scripts/kernel.sh --fragments VARIANT   # print the config fragments it uses
 #
 # Layout under $WL_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/wakelockd):
 #   linux-source-6.12/      pristine unpack of /usr/src/linux-source-6.12.tar.xz
@@ -13,16 +16,33 @@
 # fragments, this script) did not change, so a warm `make check` does no work.
 set -euo pipefail
 
+usage() { echo "usage: $0 [--fragments] patched|pristine|bench" >&2; exit 2; }
+list_only=
+if [ "${1:-}" = --fragments ]; then list_only=1; shift; fi
 variant=${1:-patched}
-case $variant in patched|pristine) ;; *) echo "usage: $0 patched|pristine" >&2; exit 2 ;; esac
+case $variant in patched|pristine|bench) ;; *) usage ;; esac
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 
+# Config fragments merged onto tinyconfig.  patched and pristine take every
+# fragment (their hash decides whether a cached kernel is reused); bench
+# takes base.config alone, so that the kernel peers make bench measures pay
+# no debugging instrumentation.
+if [ "$variant" = bench ]; then
+	fragments=("$top/kernel/config/base.config")
+else
+	fragments=("$top"/kernel/config/*.config)
+fi
+if [ -n "$list_only" ]; then
+	for f in "${fragments[@]}"; do echo "${f#"$top"/}"; done
+	exit 0
+fi
+
 tarball=/usr/src/linux-source-6.12.tar.xz
 pristine=$WL_CACHE/linux-source-6.12
 tree=$pristine
-[ "$variant" = patched ] && tree=$WL_CACHE/tree-patched
+[ "$variant" != pristine ] && tree=$WL_CACHE/tree-patched
 build=$WL_CACHE/build-$variant
 out=$WL_CACHE/out/$variant
 log=$build/build.log
@@ -58,7 +78,7 @@ while read -r p; do
 	patch_files+=("$top/kernel/patches/$p")
 done <"$series"
 patch_hash=none
-if [ "$variant" = patched ]; then
+if [ "$variant" != pristine ]; then
 	patch_hash=$(hash_of "$series" "${patch_files[@]}" </dev/null)
 	if [ "$(cat "$tree.stamp" 2>/dev/null)" != "$srcver $patch_hash" ]; then
 		step "applying ${#patch_files[@]} patch(es) from kernel/patches/series"
@@ -87,13 +107,12 @@ if [ "$variant" = patched ]; then
 fi
 
 # 3. Configuration: tinyconfig + our fragments, then check nothing was dropped.
-fragments=("$top"/kernel/config/*.config)
 config_hash=$(hash_of "${fragments[@]}")
 mkdir -p "$build"
 # Patches can add Kconfig options (the KUnit suite's): reconfigure when they
 # change too, or a new option would silently stay off.
 if [ "$(cat "$build/config.stamp" 2>/dev/null)" != "$config_hash $patch_hash $srcver" ] || [ ! -f "$build/.config" ]; then
-	step "configuring $variant kernel: tinyconfig + $(cd "$top" && echo kernel/config/*.config)"
+	step "configuring $variant kernel: tinyconfig + ${fragments[*]#"$top"/}"
 	: >"$log"
 	make -C "$tree" O="$build" tinyconfig >>"$log" 2>&1 || fail_log "$log" "make tinyconfig failed"
 	(cd "$tree" && scripts/kconfig/merge_config.sh -m -O "$build" "$build/.config" "${fragments[@]}") \
@@ -107,6 +126,11 @@ if [ "$(cat "$build/config.stamp" 2>/dev/null)" != "$config_hash $patch_hash $sr
 	missing=$(python3 "$top/scripts/check-config.py" "${known[@]}" "$build/.config" "${fragments[@]}") ||
 		die "Kconfig dropped options the fragments ask for (unmet dependencies?):
 $missing"
+	# The bench kernel exists to be free of debugging instrumentation.
+	if [ "$variant" = bench ] &&
+		debug_on=$(grep -E '^CONFIG_(KASAN|LOCKDEP|PROVE_LOCKING|DEBUG_ATOMIC_SLEEP|KCSAN)=y' "$build/.config"); then
+		die "the bench kernel must have no debugging instrumentation, but: $debug_on"
+	fi
 	echo "$config_hash $patch_hash $srcver" >"$build/config.stamp"
 	rm -f "$build/done.stamp"
 fi

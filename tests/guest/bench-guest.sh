@@ -11,6 +11,14 @@ if [ -n "$quick" ]; then hold_s=0.5; scale_s=0.3; rounds=300; idle_s=3; cycle_s=
 else hold_s=1; scale_s=0.5; rounds=2000; idle_s=10; cycle_s=40; fi
 export WLBENCH_MAXRAW=500
 
+# The kernel the figures are measured on, as it shows itself: lockdep has
+# /proc/lockdep, KASAN says so at boot.  bench/run.py prints it next to
+# every guest figure and judges no ratio against a kernel peer on a debug
+# kernel.
+lockdep=0; [ -e /proc/lockdep ] && lockdep=1
+kasan=0; dmesg | grep -q 'KernelAddressSanitizer initialized' && kasan=1
+echo "BENCHKERNEL release=$(uname -r) lockdep=$lockdep kasan=$kasan"
+
 modem_open
 # A kernel wake lock keeps the daemon's wakeup_count read blocked while the
 # hold benchmarks run: nothing suspends under them.
