@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make check`: every test of the project, then one summary line.
 #   1. host unit tests (make check-unit, also under sanitizers)
-#   2. the patched and pristine guest kernels, test modules, initramfs
+#   2. the patched and pristine guest kernels, test modules, initramfs, and
+#      checkpatch --strict on every patch of the series
 #   3. each guest run listed in tests/guest/suites, in QEMU
 # A stage that fails does not stop the others; the exit status is non-zero if
 # anything failed, and the last line is "N passed, N failed, N skipped": the
@@ -40,6 +41,7 @@ for variant in patched pristine; do
 	stage "kernel-$variant" - make --no-print-directory guest-image VARIANT=$variant ||
 		touch "$results/no-$variant"
 done
+stage checkpatch "$results/checkpatch.counts" scripts/checkpatch-series.sh
 
 while read -r plan variant timeout extra; do
 	case $plan in ''|'#'*) continue ;; esac
