@@ -4,8 +4,9 @@
 # Run from the repository root.  Outputs under build/.
 
 # clang-14 and libclang-rt-14-dev: the libFuzzer harnesses (make fuzz, and
-# briefly in make check); everything else builds with cc.
-USERSPACE_DEBS := libinih-dev libcmocka-dev scdoc pkg-config clang-14 libclang-rt-14-dev
+# briefly in make check); systemd: systemd-analyze checks the unit we ship
+# (scripts/unit-security.sh); everything else builds with cc.
+USERSPACE_DEBS := libinih-dev libcmocka-dev scdoc pkg-config clang-14 libclang-rt-14-dev systemd
 US_COMMA := ,
 
 US_VERSION := 1.1.0

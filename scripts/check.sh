@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make check`: every test of the project, then one summary line.
-#   1. host unit tests (make check-unit, also under sanitizers)
+#   1. host unit tests (make check-unit, also under sanitizers), fuzzing, and
+#      the systemd unit's validity and exposure (scripts/unit-security.sh)
 #   2. the patched and pristine guest kernels, test modules, initramfs, and
 #      checkpatch --strict on every patch of the series
 #   3. each guest run listed in tests/guest/suites, in QEMU
@@ -37,6 +38,7 @@ stage() { # stage NAME COUNTS COMMAND...: run, remember a failure
 stage harness "$results/harness.counts" scripts/harness-selftest.sh
 stage unit "$results/unit.counts" make --no-print-directory check-unit
 stage fuzz "$results/fuzz.counts" scripts/fuzz-check.sh
+stage unit-security "$results/unit-security.counts" scripts/unit-security.sh
 for variant in patched pristine; do
 	stage "kernel-$variant" - make --no-print-directory guest-image VARIANT=$variant ||
 		touch "$results/no-$variant"
