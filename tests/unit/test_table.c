@@ -8,7 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "../../lib/wl_shm.h"
@@ -238,6 +242,62 @@ static void test_validation(void **st)
 	free_seg(h);
 }
 
+static void *lock_then_unlock(void *arg)
+{
+	struct wl_shm_header *h = arg;
+
+	if (wl_lock(h) == 0)
+		wl_unlock(h);
+	return NULL;
+}
+
+/*
+ * A lost hand-off of the robust mutex: the owner's unlock woke a waiter
+ * that died before it took the lock, so the lock is free while others
+ * sleep on.  Simulated by an owner process that clears the lock word
+ * without waking anyone and exits.  The waiter must still get the lock
+ * (it sleeps at most WL_LOCK_RETRY_MS at a time); before, it slept forever.
+ */
+static void test_lost_handoff(void **st)
+{
+	struct wl_shm_header *h = new_seg();
+	int go[2], ready[2], status;
+	struct timespec end;
+	pthread_t waiter;
+	char b = 0;
+	pid_t pid;
+
+	(void)st;
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (wl_lock(h) < 0)
+			_exit(1);
+		if (write(ready[1], &b, 1) != 1 || read(go[0], &b, 1) != 1)
+			_exit(2);
+		/* Free, as after a wake-up that nobody took: no FUTEX_WAKE. */
+		__atomic_store_n(&h->lock.__data.__lock, 0, __ATOMIC_SEQ_CST);
+		_exit(0);
+	}
+	assert_int_equal(read(ready[0], &b, 1), 1);
+	assert_int_equal(pthread_create(&waiter, NULL, lock_then_unlock, h), 0);
+	usleep(200000);                  /* the waiter is asleep on the futex */
+	assert_int_equal(write(go[1], &b, 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += 2;
+	if (pthread_timedjoin_np(waiter, NULL, &end) != 0)
+		fail_msg("the waiter still sleeps 2 s after the lock was freed");
+	close(go[0]);
+	close(go[1]);
+	close(ready[0]);
+	close(ready[1]);
+	free_seg(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_repair),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_validation),
+		cmocka_unit_test(test_lost_handoff),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
