@@ -30,6 +30,7 @@ void config_defaults(struct wld_config *c)
 	c->wake_reasons = 1;
 	c->alarm_timeout_ms = WLD_DEFAULT_ALARM_TIMEOUT_MS;
 	c->hook_timeout_ms = WLD_DEFAULT_HOOK_TIMEOUT_MS;
+	c->max_clients_per_uid = WLD_DEFAULT_MAX_CLIENTS_PER_UID;
 	strcpy(c->run_dir, WLD_DEFAULT_RUN_DIR);
 	strcpy(c->shm_path, WLD_DEFAULT_SHM);
 	c->log_level = LOG_L_INFO;
@@ -100,18 +101,18 @@ static const char *parse_gid(const char *v, gid_t *gid)
 	return NULL;
 }
 
-static const char *set_group(struct wld_config *c, const char *v)
+static const char *set_group(char *dst, size_t len, const char *v)
 {
 	gid_t g;
 
 	if (!*v)
-		return set_str(c->group, sizeof(c->group), v);
+		return set_str(dst, len, v);
 	if (strspn(v, "0123456789") == strlen(v)) {
 		const char *why = parse_gid(v, &g);
 		if (why)
 			return why;
 	}
-	return set_str(c->group, sizeof(c->group), v);
+	return set_str(dst, len, v);
 }
 
 static const char *set_state(struct wld_config *c, const char *v)
@@ -190,7 +191,13 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 	if (KEY("alarm", "timeout_ms"))
 		return parse_uint(v, 86400000u, &c->alarm_timeout_ms);
 	if (KEY("access", "group"))
-		return set_group(c, v);
+		return set_group(c->group, sizeof(c->group), v);
+	if (KEY("access", "admin_group"))
+		return set_group(c->admin_group, sizeof(c->admin_group), v);
+	if (KEY("access", "max_clients_per_uid")) {
+		const char *why = parse_uint(v, WL_MAX_CLIENTS, &c->max_clients_per_uid);
+		return why ? why : c->max_clients_per_uid ? NULL : "must be at least 1";
+	}
 	if (KEY("access", "deny"))
 		return add_deny(c, v);
 	if (KEY("paths", "root"))
@@ -650,6 +657,11 @@ int config_build(int argc, char **argv, struct wld_config *cfg, char *err, size_
 		if (config_resolve_group(c.group, &c.gid, err, errlen) < 0)
 			return CONFIG_ERROR;
 		c.have_gid = 1;
+	}
+	if (c.admin_group[0]) {
+		if (config_resolve_group(c.admin_group, &c.admin_gid, err, errlen) < 0)
+			return CONFIG_ERROR;
+		c.have_admin_gid = 1;
 	}
 	*cfg = c;
 	return CONFIG_OK;

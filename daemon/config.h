@@ -13,6 +13,7 @@
 #define WLD_DEFAULT_SHM "/dev/shm/wakelockd"
 #define WLD_DEFAULT_ALARM_TIMEOUT_MS 10000u
 #define WLD_DEFAULT_HOOK_TIMEOUT_MS 5000u
+#define WLD_DEFAULT_MAX_CLIENTS_PER_UID 128u
 
 struct wld_config {
 	char config_file[PATH_MAX];  /* "" = none */
@@ -35,6 +36,10 @@ struct wld_config {
 	char group[64];              /* "" = root only */
 	gid_t gid;
 	int have_gid;
+	char admin_group[64];        /* may deny/allow/reload; "" = root only */
+	gid_t admin_gid;
+	int have_admin_gid;
+	unsigned max_clients_per_uid; /* registered clients of one uid at once */
 	char deny[WLD_MAX_DENY][WL_NAME_MAX];
 	unsigned ndeny;
 	/* [paths] */

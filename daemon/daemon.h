@@ -24,6 +24,7 @@ struct conn {
 	pid_t pid;
 	uid_t uid;
 	int allowed;         /* passed the access check */
+	int admin;           /* may deny, allow and reload */
 	char why[160];       /* why not */
 	int alarm_efd[WL_MAX_ALARMS_PER_CLIENT];  /* the client's eventfds, -1 = none */
 };

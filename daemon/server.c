@@ -52,23 +52,31 @@ fail:
 	return -errno;
 }
 
-/* Root, the daemon's own user, or the configured group (primary or
- * supplementary, as the kernel saw them at connect time). */
-static int peer_allowed(struct daemon *d, int fd, struct ucred *uc, char *why, size_t len)
+/* Whether the peer on fd is in group gid, primary or supplementary, as
+ * the kernel saw it at connect time (never as the peer says). */
+static int peer_in_group(int fd, gid_t peer_gid, gid_t gid)
 {
 	gid_t groups[256];
 	socklen_t glen = sizeof(groups);
 
+	if (peer_gid == gid)
+		return 1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) == 0) {
+		for (unsigned i = 0; i < glen / sizeof(gid_t); i++)
+			if (groups[i] == gid)
+				return 1;
+	}
+	return 0;
+}
+
+/* Root, the daemon's own user, or the configured group. */
+static int peer_allowed(struct daemon *d, int fd, struct ucred *uc, char *why, size_t len)
+{
 	if (uc->uid == 0 || uc->uid == geteuid())
 		return 1;
 	if (d->cfg.have_gid) {
-		if (uc->gid == d->cfg.gid)
+		if (peer_in_group(fd, uc->gid, d->cfg.gid))
 			return 1;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) == 0) {
-			for (unsigned i = 0; i < glen / sizeof(gid_t); i++)
-				if (groups[i] == d->cfg.gid)
-					return 1;
-		}
 		snprintf(why, len, "uid %u is not root and not in group '%s': blocking suspend "
 		         "is reserved to that group", (unsigned)uc->uid, d->cfg.group);
 	} else {
@@ -112,6 +120,10 @@ static void do_accept(struct daemon *d)
 		c->pid = uc.pid;
 		c->uid = uc.uid;
 		c->allowed = peer_allowed(d, fd, &uc, c->why, sizeof(c->why));
+		/* Policy and configuration are for root, the daemon's user and
+		 * the admin group, not for every client. */
+		c->admin = uc.uid == 0 || uc.uid == geteuid() ||
+		           (d->cfg.have_admin_gid && peer_in_group(fd, uc.gid, d->cfg.admin_gid));
 		ev.data.u32 = i;
 		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 			close(fd);
@@ -160,6 +172,16 @@ void server_reply(struct conn *c, int status, uint32_t slot, uint64_t id, int fd
 	wl_send_msg(c->fd, &rep, sizeof(rep), fd);
 }
 
+static unsigned clients_of_uid(struct daemon *d, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < WLD_MAX_CONNS; i++)
+		if (d->conns[i].fd >= 0 && d->conns[i].slot >= 0 && d->conns[i].uid == uid)
+			n++;
+	return n;
+}
+
 static void do_register(struct daemon *d, struct conn *c, const char *name)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
@@ -172,6 +194,14 @@ static void do_register(struct daemon *d, struct conn *c, const char *name)
 	}
 	if (wl_name_check(name) < 0) {
 		server_reply(c, -EINVAL, 0, 0, -1, "invalid client name");
+		return;
+	}
+	if (clients_of_uid(d, c->uid) >= d->cfg.max_clients_per_uid) {
+		char msg[96];
+
+		snprintf(msg, sizeof(msg), "uid %u already has %u clients (max_clients_per_uid)",
+		         (unsigned)c->uid, d->cfg.max_clients_per_uid);
+		server_reply(c, -EDQUOT, 0, 0, -1, msg);
 		return;
 	}
 	denied = policy_denied(&d->pol, &d->cfg, name);
@@ -246,9 +276,12 @@ int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t 
 			close(fd);
 		return -1;
 	}
-	req->name[WL_NAME_MAX - 1] = 0;
 	r = 0;
-	if (req->abi_major != WL_ABI_MAJOR) {
+	if (!memchr(req->name, 0, WL_NAME_MAX)) {
+		/* Never cut it short: its prefix may be another client's name. */
+		server_reply(c, -ENAMETOOLONG, 0, 0, -1, "name longer than 31 bytes");
+		r = -1;
+	} else if (req->abi_major != WL_ABI_MAJOR) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "daemon speaks ABI %u, client %u", WL_ABI_MAJOR,
 		         req->abi_major);
@@ -257,6 +290,16 @@ int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t 
 	} else if (!c->allowed) {
 		log_info("refused pid %d: %s", (int)c->pid, c->why);
 		server_reply(c, -EACCES, 0, 0, -1, c->why);
+		r = -1;
+	} else if ((req->op == WL_OP_DENY || req->op == WL_OP_ALLOW || req->op == WL_OP_RELOAD) &&
+	           !c->admin) {
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "uid %u may not change the policy or configuration "
+		         "(root or [access] admin_group only)", (unsigned)c->uid);
+		log_info("refused %s by pid %d: not an administrator",
+		         req->op == WL_OP_RELOAD ? "reload" : "policy change", (int)c->pid);
+		server_reply(c, -EPERM, 0, 0, -1, msg);
 		r = -1;
 	} else if (is_alarm_op(req->op) && len != sizeof(m.alarm)) {
 		server_reply(c, -EPROTO, 0, 0, -1, "truncated alarm request");

@@ -203,6 +203,11 @@ int wl_request(int sock, uint16_t op, const char *name, struct wl_msg_rep *rep, 
 {
 	struct wl_msg_req req;
 
+	/* Never cut a name short: its prefix may be another client's. */
+	if (name && strlen(name) >= WL_NAME_MAX) {
+		wl_set_error("name longer than %d bytes", WL_NAME_MAX - 1);
+		return -ENAMETOOLONG;
+	}
 	fill_req(&req, op, name);
 	return exchange(sock, &req, sizeof(req), -1, rep, fd);
 }

@@ -227,6 +227,9 @@ static void test_group_range(void **st)
 	assert_int_equal(build(&c, err, "--group", "0", NULL), CONFIG_OK);
 	assert_int_equal(c.gid, 0);
 	expect_error("[access]\ngroup = 4294967296\n", ":2: [access] group: gid out of range");
+	expect_error("[access]\nadmin_group = 4294967296\n", ":2: [access] admin_group: gid out of range");
+	expect_error("[access]\nmax_clients_per_uid = 0\n", ":2: [access] max_clients_per_uid: must be at least 1");
+	expect_error("[access]\nmax_clients_per_uid = 1025\n", ":2: [access] max_clients_per_uid:");
 	assert_int_equal(config_resolve_group("99999999999999", &g, err, 512), -ERANGE);
 }
 

@@ -649,6 +649,124 @@ static void test_cli(void **st)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* In a child as uid with groups: one request on a fresh connection;
+ * exits with the negated status (0 = accepted). */
+static int request_as(uid_t uid, const gid_t *groups, int ngroups, uint16_t op,
+                      const char *name)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct wl_msg_rep rep;
+		int s, r;
+
+		if (setgroups((size_t)ngroups, groups) || setgid(groups[0]) || setuid(uid))
+			_exit(200);
+		s = wl_connect(NULL, 2000);
+		if (s < 0)
+			_exit(201);
+		r = wl_request(s, op, name, &rep, NULL);
+		_exit(r < 0 ? -r : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return -WEXITSTATUS(status);
+}
+
+/* Registers n clients as uid in one child; exits with the status of the
+ * last open (negated), 0 if all succeeded. */
+static int register_as(uid_t uid, gid_t gid, int n)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		gid_t g[1] = { gid };
+		wl_client *c;
+		char name[16];
+		int r = 0;
+
+		if (setgroups(1, g) || setgid(gid) || setuid(uid))
+			_exit(200);
+		for (int i = 0; i < n && r == 0; i++) {
+			snprintf(name, sizeof(name), "quota%d", i);
+			r = wl_client_open(NULL, name, &c);
+		}
+		_exit(r < 0 ? -r : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return -WEXITSTATUS(status);
+}
+
+/*
+ * deny, allow and reload are for root and the admin group, not for every
+ * client; one uid cannot take every client slot; a name too long is an
+ * error, never cut to another client's name.
+ */
+static void test_admin_and_limits(void **st)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	const char *extra[] = { "--config", NULL, NULL };
+	const gid_t member[] = { 4242 }, admin[] = { 4242, 4343 };
+	char longname[41], dir[320], *slash;
+	struct wl_msg_req req;
+	struct wl_msg_rep rep;
+	int s, fd = -1;
+
+	if (geteuid() != 0) {
+		print_message("needs root: only root can run clients as other uids\n");
+		skip();
+	}
+	assert_int_equal(hd_prepare(&e->d), 0);
+	extra[1] = e->d.conf;
+	write_text(e->d.conf, "[access]\ngroup = 4242\nadmin_group = 4343\n"
+	                      "max_clients_per_uid = 2\n");
+	assert_int_equal(hd_start(&e->d, extra), 0);
+	assert_int_equal(hd_observe(&e->d, &e->seg), 0);
+	*st = e;
+	/* Let other uids reach the socket (the daemon restricts it itself). */
+	snprintf(dir, sizeof(dir), "%s", e->d.sock);
+	slash = strrchr(dir, '/');
+	*slash = 0;
+	assert_int_equal(chmod(dir, 0755), 0);
+	assert_int_equal(chmod(e->d.dir, 0755), 0);
+
+	/* A plain group member may register but not change policy. */
+	assert_int_equal(request_as(1000, member, 1, WL_OP_REGISTER, "member"), 0);
+	assert_int_equal(request_as(1000, member, 1, WL_OP_DENY, "member"), -EPERM);
+	assert_int_equal(request_as(1000, member, 1, WL_OP_ALLOW, "member"), -EPERM);
+	assert_int_equal(request_as(1000, member, 1, WL_OP_RELOAD, ""), -EPERM);
+	assert_int_equal(e->d.pid > 0 && kill(e->d.pid, 0) == 0, 1);
+	/* The admin group may. */
+	assert_int_equal(request_as(1001, admin, 2, WL_OP_DENY, "someone"), 0);
+	assert_int_equal(request_as(1001, admin, 2, WL_OP_ALLOW, "someone"), 0);
+	assert_int_equal(request_as(1001, admin, 2, WL_OP_RELOAD, ""), 0);
+
+	/* Two clients per uid: the third is refused, other uids unaffected. */
+	assert_int_equal(register_as(1002, 4242, 2), 0);
+	assert_int_equal(register_as(1002, 4242, 3), -EDQUOT);
+	assert_int_equal(register_as(1003, 4242, 2), 0);
+
+	/* Too long: refused by the library and, sent raw, by the daemon. */
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0;
+	s = wl_connect(NULL, 2000);
+	assert_true(s >= 0);
+	assert_int_equal(wl_request(s, WL_OP_DENY, longname, &rep, NULL), -ENAMETOOLONG);
+	memset(&req, 0, sizeof(req));
+	req.magic = WL_MSG_MAGIC;
+	req.abi_major = WL_ABI_MAJOR;
+	req.op = WL_OP_DENY;
+	memset(req.name, 'n', sizeof(req.name));       /* no NUL at all */
+	assert_int_equal(wl_send_msg(s, &req, sizeof(req), -1), 0);
+	assert_int_equal(wl_recv_msg(s, &rep, sizeof(rep), &fd), 0);
+	assert_int_equal(wl_check_reply(&rep), -ENAMETOOLONG);
+	close(s);
+	assert_int_equal(kill(e->d.pid, 0), 0);
+}
+
 int main(int argc, char **argv)
 {
 	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
@@ -673,6 +791,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_epoll_handoff, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli_bad_input, setup, teardown),
+		cmocka_unit_test_teardown(test_admin_and_limits, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
