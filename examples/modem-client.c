@@ -207,8 +207,20 @@ int main(int argc, char **argv)
 	if (epollwakeup) {
 		/* Level-triggered, no EPOLLONESHOT: the kernel's hold lasts until
 		 * our next epoll_wait(). */
-		if ((r = wl_epoll_add(epfd, fd, EPOLLIN, 0)) < 0)
+		r = wl_epoll_add(epfd, fd, EPOLLIN, 0);
+		if (r == -EPERM) {
+			/* No CAP_BLOCK_SUSPEND: the kernel would drop the flag.
+			 * The port's own wakeup hold (wakeup_hold_ms) covers the
+			 * gap until our hold instead; go on without it. */
+			struct epoll_event ev = { .events = EPOLLIN };
+
+			fprintf(stderr, "modem-client: %s; relying on the port's wakeup hold\n",
+			        wl_last_error());
+			if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+				die("epoll_ctl", errno);
+		} else if (r < 0) {
 			die("wl_epoll_add", r);
+		}
 	} else {
 		struct epoll_event ev = { .events = EPOLLIN };
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)

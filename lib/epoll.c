@@ -1,7 +1,39 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The EPOLLWAKEUP hand-off (design.md §3, "Closing the hand-off window"). */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include "wl_client.h"
+
+/*
+ * Whether the kernel kept EPOLLWAKEUP on fd's item in epfd.  Without
+ * CAP_BLOCK_SUSPEND, epoll_ctl() silently drops the flag; the item's line
+ * in /proc/self/fdinfo/EPFD ("tfd: FD events: MASK ...", MASK in hex) is
+ * the only place that tells.  1 kept, 0 dropped, -errno if unknown.
+ */
+static int wakeup_kept(int epfd, int fd)
+{
+	char path[64], line[256];
+	int r = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", epfd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		int tfd;
+		unsigned mask;
+
+		if (sscanf(line, "tfd: %d events: %x", &tfd, &mask) == 2 && tfd == fd) {
+			r = !!(mask & EPOLLWAKEUP);
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
 
 int wl_epoll_add(int epfd, int fd, uint32_t events, uint64_t data)
 {
@@ -14,6 +46,17 @@ int wl_epoll_add(int epfd, int fd, uint32_t events, uint64_t data)
 		return -EINVAL;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 		return -errno;
+	/* The hand-off needs the kernel's source: fail rather than pretend.
+	 * (Unknown, e.g. without /proc: trust the call.  A kernel without
+	 * CONFIG_PM_SLEEP, which has no wakeup_count, drops the flag for
+	 * everyone and never suspends: nothing to hand off there.) */
+	if (wakeup_kept(epfd, fd) == 0 && access("/sys/power/wakeup_count", F_OK) == 0) {
+		epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+		wl_set_error("the kernel ignored EPOLLWAKEUP: this process lacks "
+		             "CAP_BLOCK_SUSPEND (grant it, e.g. AmbientCapabilities="
+		             "CAP_BLOCK_SUSPEND in its unit)");
+		return -EPERM;
+	}
 	return 0;
 }
 

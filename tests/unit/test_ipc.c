@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -767,6 +768,55 @@ static void test_admin_and_limits(void **st)
 	assert_int_equal(kill(e->d.pid, 0), 0);
 }
 
+/* Returns wl_epoll_add's result on a pipe in a fresh epoll set. */
+static int epoll_add_pipe(void)
+{
+	int p[2], ep = epoll_create1(EPOLL_CLOEXEC), r;
+
+	assert_true(ep >= 0);
+	assert_int_equal(pipe(p), 0);
+	r = wl_epoll_add(ep, p[0], EPOLLIN, 1);
+	close(p[0]);
+	close(p[1]);
+	close(ep);
+	return r;
+}
+
+/* Without CAP_BLOCK_SUSPEND the kernel drops EPOLLWAKEUP silently:
+ * wl_epoll_add says so instead of returning 0. */
+static void test_epoll_add_without_capability(void **st)
+{
+	int status;
+	pid_t pid;
+
+	(void)st;
+	if (access("/sys/power/wakeup_count", F_OK) < 0) {
+		/* No CONFIG_PM_SLEEP: the flag is dropped for everyone and the
+		 * system never suspends, so there is nothing to refuse. */
+		assert_int_equal(epoll_add_pipe(), 0);
+		print_message("this kernel cannot suspend: the refusal is checked in the "
+		              "guest (daemon plan, unprivileged modem client)\n");
+		skip();
+	}
+	if (geteuid() != 0) {
+		assert_int_equal(epoll_add_pipe(), -EPERM);
+		assert_non_null(strstr(wl_last_error(), "CAP_BLOCK_SUSPEND"));
+		return;
+	}
+	assert_int_equal(epoll_add_pipe(), 0);          /* root keeps it */
+	pid = fork();
+	if (pid == 0) {
+		gid_t none[1] = { 65534 };
+
+		if (setgroups(1, none) || setgid(65534) || setuid(65534))
+			_exit(2);
+		_exit(epoll_add_pipe() == -EPERM && strstr(wl_last_error(), "CAP_BLOCK_SUSPEND") ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(int argc, char **argv)
 {
 	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
@@ -792,6 +842,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_cli, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cli_bad_input, setup, teardown),
 		cmocka_unit_test_teardown(test_admin_and_limits, teardown),
+		cmocka_unit_test(test_epoll_add_without_capability),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,12 +5,29 @@
  * milliseconds (0 = forever).  Lets guest scripts check "no suspend while
  * a hold exists" and "a killed holder lets the system sleep again".
  * Usage: wl-guest-hold NAME [MS]
+ *        wl-guest-hold --epoll    (wl_epoll_add on a pipe: exit 0 if it
+ *                                  succeeded, 3 if EPERM, 1 otherwise)
  */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 #include "wakelock.h"
+
+static int epoll_check(void)
+{
+	int p[2], ep = epoll_create1(EPOLL_CLOEXEC), r;
+
+	if (ep < 0 || pipe(p) < 0)
+		return 1;
+	r = wl_epoll_add(ep, p[0], EPOLLIN, 0);
+	printf("wl_epoll_add: %s%s%s\n", r ? wl_strerror(r) : "ok", r ? ": " : "",
+	       r ? wl_last_error() : "");
+	return r == 0 ? 0 : r == -EPERM ? 3 : 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -19,6 +36,8 @@ int main(int argc, char **argv)
 	long ms = argc > 2 ? atol(argv[2]) : 0;
 	int r;
 
+	if (argc == 2 && !strcmp(argv[1], "--epoll"))
+		return epoll_check();
 	if (argc < 2) {
 		fprintf(stderr, "usage: %s NAME [MS]\n", argv[0]);
 		return 2;
