@@ -4,7 +4,10 @@
 #   1. systemd-analyze verify: the unit parses and its ExecStart exists (the
 #      template is rendered with the daemon built here);
 #   2. systemd-analyze security --offline=true: the exposure score (printed)
-#      is at most WL_UNIT_THRESHOLD (default 2.0; systemd calls up to 4.9 "OK").
+#      is at most WL_UNIT_THRESHOLD (default 2.0; systemd calls up to 4.9 "OK");
+#   3. the sandbox leaves the daemon what it cannot work without: the three
+#      capabilities in the bounding set, not taken away again by ProtectClock
+#      (which drops CAP_WAKE_ALARM), and /sys/power writable.
 # Writes build/results/unit-security.counts as "PASSED FAILED SKIPPED".
 #   scripts/unit-security.sh [TEMPLATE]   (another template: for the tests)
 set -uo pipefail
@@ -19,13 +22,13 @@ passed=0 failed=0 skipped=0
 count() { echo "$passed $failed $skipped" >"$results/unit-security.counts"; }
 
 if ! command -v systemd-analyze >/dev/null; then
-	echo "SKIP: no systemd-analyze (Debian: systemd): 2 checks skipped"
-	skipped=2
+	echo "SKIP: no systemd-analyze (Debian: systemd): 3 checks skipped"
+	skipped=3
 	count
 	exit 0
 fi
 [ -x "$daemon" ] || make --no-print-directory -f userspace.mk build/host/wakelockd >/dev/null ||
-	{ echo "FAIL: cannot build $daemon"; failed=2; count; exit 1; }
+	{ echo "FAIL: cannot build $daemon"; failed=3; count; exit 1; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 unit=$dir/wakelockd.service
@@ -54,6 +57,36 @@ else
 	echo "$out" | grep '^✗' | sed 's/^/    /'
 	failed=$((failed + 1))
 fi
+# 3. What the daemon needs (daemon/alarms.c, server.c, segfile.c, sysfs.c).
+# Only the last value of a setting counts; an empty bounding set line
+# resets it, and no line at all means every capability.
+setting() { sed -n "s/^$1=//p" "$unit" | tail -1; }
+needs=()
+caps=$(setting CapabilityBoundingSet)
+if grep -q '^CapabilityBoundingSet=' "$unit"; then
+	case $caps in "~"*) needs+=("CapabilityBoundingSet is a deny list (keep it an allow list)") ;; esac
+	for cap in CAP_WAKE_ALARM CAP_BLOCK_SUSPEND CAP_CHOWN; do
+		case " $caps " in *" $cap "*) ;; *) needs+=("$cap not in CapabilityBoundingSet") ;; esac
+	done
+fi
+case $(setting ProtectClock) in
+	yes | true | on | 1) needs+=("ProtectClock=yes drops CAP_WAKE_ALARM: alarms could not wake the system") ;;
+esac
+if [ "$(setting ProtectSystem)" = strict ]; then
+	case " $(awk -F= '/^ReadWritePaths=/ { l = ($2 == "" ? "" : l " " $2) } END { print l }' "$unit") " in
+		*" /sys/power "* | *" -/sys/power "*) ;;
+		*) needs+=("ProtectSystem=strict without ReadWritePaths=/sys/power") ;;
+	esac
+fi
+if [ ${#needs[@]} -eq 0 ]; then
+	echo "ok: the unit leaves the daemon CAP_WAKE_ALARM, CAP_BLOCK_SUSPEND, CAP_CHOWN and /sys/power"
+	passed=$((passed + 1))
+else
+	echo "FAIL: the unit takes away what the daemon needs:"
+	printf '    %s\n' "${needs[@]}"
+	failed=$((failed + 1))
+fi
+
 echo "unit-security: $passed passed, $failed failed, $skipped skipped"
 count
 [ "$failed" -eq 0 ]

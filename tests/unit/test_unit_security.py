@@ -1,5 +1,6 @@
 """scripts/unit-security.sh judges the systemd unit: it must fail a unit that
-does not parse and one that gives the daemon more than it needs."""
+does not parse, one that gives the daemon more than it needs, and one that
+takes away what it cannot work without."""
 import os
 import pathlib
 import shutil
@@ -40,13 +41,13 @@ class UnitSecurity(unittest.TestCase):
     def test_shipped_unit_passes(self):
         p, counts = self.run_on((TOP / 'daemon' / 'wakelockd.service.in').read_text())
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertEqual(counts, ['2', '0', '0'])
+        self.assertEqual(counts, ['3', '0', '0'])
         self.assertRegex(p.stdout, r'ok: exposure [0-9.]+ <= ')
 
     def test_unhardened_unit_fails_on_exposure(self):
         p, counts = self.run_on(PLAIN)
         self.assertNotEqual(p.returncode, 0)
-        self.assertEqual(counts, ['1', '1', '0'])
+        self.assertEqual(counts, ['2', '1', '0'])
         self.assertIn('FAIL: exposure', p.stdout)
 
     def test_broken_unit_fails_verify(self):
@@ -54,6 +55,29 @@ class UnitSecurity(unittest.TestCase):
         self.assertNotEqual(p.returncode, 0)
         self.assertEqual(counts[1] != '0', True)
         self.assertIn('FAIL: systemd-analyze verify', p.stdout)
+
+    def shipped_with(self, old, new):
+        text = (TOP / 'daemon' / 'wakelockd.service.in').read_text()
+        self.assertIn(old, text)
+        return self.run_on(text.replace(old, new))
+
+    def test_protect_clock_fails(self):
+        # ProtectClock=yes scores better but drops CAP_WAKE_ALARM.
+        p, counts = self.shipped_with('ProtectClock=no', 'ProtectClock=yes')
+        self.assertNotEqual(p.returncode, 0)
+        self.assertEqual(counts, ['2', '1', '0'])
+        self.assertIn('ProtectClock=yes drops CAP_WAKE_ALARM', p.stdout)
+
+    def test_sys_power_read_only_fails(self):
+        p, counts = self.shipped_with('ReadWritePaths=/sys/power',
+                                      'ReadWritePaths=/sys/power\nReadWritePaths=')
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn('without ReadWritePaths=/sys/power', p.stdout)
+
+    def test_missing_capability_fails(self):
+        p, counts = self.shipped_with(' CAP_CHOWN\n', '\n')
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn('CAP_CHOWN not in CapabilityBoundingSet', p.stdout)
 
 
 if __name__ == '__main__':
