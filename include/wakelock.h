@@ -112,7 +112,10 @@ int wl_hold_is_held(wl_hold *h);
  * calls epoll_wait() again.  It refuses EPOLLET and EPOLLONESHOT (-EINVAL)
  * because with them the kernel drops its wakeup source as soon as the
  * event is delivered, reopening the window.  EPOLLWAKEUP needs
- * CAP_BLOCK_SUSPEND; without it the kernel ignores the flag silently.
+ * CAP_BLOCK_SUSPEND; without it the kernel drops the flag silently, and
+ * wl_epoll_add() fails with -EPERM (fd not added; wl_last_error() says
+ * which capability is missing).  On a kernel that cannot suspend (no
+ * /sys/power/wakeup_count) it succeeds: there is nothing to hand off.
  *
  * wl_epoll_wait() is epoll_wait() that hands the kernel's hold over to
  * `h`: when events are returned, `h` is acquired (once) before the call
