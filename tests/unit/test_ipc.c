@@ -795,7 +795,7 @@ static void test_epoll_add_without_capability(void **st)
 		 * system never suspends, so there is nothing to refuse. */
 		assert_int_equal(epoll_add_pipe(), 0);
 		print_message("this kernel cannot suspend: the refusal is checked in the "
-		              "guest (daemon plan, unprivileged modem client)\n");
+		              "guest (tests/guest/daemon-epoll-cap.sh)\n");
 		skip();
 	}
 	if (geteuid() != 0) {
