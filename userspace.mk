@@ -22,8 +22,9 @@ US_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation
 US_LDLIBS := -pthread
 
 US_LIB_SRC := $(sort $(wildcard lib/*.c))
-# The public library: everything but helpers used only by the daemon/CLI.
-US_PUBLIC_SRC := $(filter-out lib/json.c,$(US_LIB_SRC))
+# The public library: everything but helpers used only by the daemon/CLI
+# (lib/ledger_rec.c: the wake ledger's record, docs/ledger.md).
+US_PUBLIC_SRC := $(filter-out lib/json.c lib/ledger_rec.c,$(US_LIB_SRC))
 US_DCORE_SRC := $(filter-out daemon/main.c,$(sort $(wildcard daemon/*.c)))
 US_CLI_SRC := $(sort $(wildcard cli/*.c))
 US_TEST_COMMON := tests/unit/harness.c tests/unit/fake_power.c
