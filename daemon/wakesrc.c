@@ -68,10 +68,18 @@ static int collect_id(void *arg, const char *entry)
 	return 0;
 }
 
-static int cmp_u32(const void *a, const void *b)
+/* Insertion sort, in place and without allocating (qsort may): the
+ * directory lists sources mostly in order already. */
+static void sort_ids(uint32_t *v, unsigned n)
 {
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	return x < y ? -1 : x > y;
+	for (unsigned i = 1; i < n; i++) {
+		uint32_t x = v[i];
+		unsigned j = i;
+
+		for (; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
 }
 
 void wakesrc_take(struct power_backend *be, struct ws_snapshot *s)
@@ -114,7 +122,7 @@ void wakesrc_take(struct power_backend *be, struct ws_snapshot *s)
 	if (!be->list_dir || be->list_dir(be, WAKEUP_DIR, collect_id, &ids) < 0)
 		return;
 	s->flags |= WS_SOURCES | (ids.truncated ? WS_TRUNCATED : 0);
-	qsort(ids.id, ids.n, sizeof(ids.id[0]), cmp_u32);
+	sort_ids(ids.id, ids.n);
 	for (unsigned i = 0; i < ids.n; i++) {
 		struct ws_source *src = &s->src[s->nsrc];
 
@@ -151,15 +159,14 @@ struct moved {
 	int woke;         /* wakeup_count increased */
 };
 
-static int cmp_moved(const void *pa, const void *pb)
+/* Does a come before b among the moved sources? */
+static int before(const struct moved *a, const struct moved *b)
 {
-	const struct moved *a = pa, *b = pb;
-
 	if (a->woke != b->woke)
-		return a->woke ? -1 : 1;
+		return a->woke;
 	if (a->dev != b->dev)
-		return a->dev > b->dev ? -1 : 1;
-	return a->s->id < b->s->id ? -1 : a->s->id > b->s->id;
+		return a->dev > b->dev;
+	return a->s->id < b->s->id;
 }
 
 void wakesrc_diff(const struct ws_snapshot *a, const struct ws_snapshot *b, int resumed,
@@ -200,7 +207,15 @@ void wakesrc_diff(const struct ws_snapshot *a, const struct ws_snapshot *b, int 
 		mv[n].woke = y->wakeups != (x ? x->wakeups : 0);
 		n++;
 	}
-	qsort(mv, n, sizeof(mv[0]), cmp_moved);
+	/* Insertion sort (no allocation; usually few moved). */
+	for (unsigned k = 1; k < n; k++) {
+		struct moved x = mv[k];
+		unsigned m = k;
+
+		for (; m > 0 && before(&x, &mv[m - 1]); m--)
+			mv[m] = mv[m - 1];
+		mv[m] = x;
+	}
 	d->nmoved = n;
 	for (unsigned k = 0; k < n && k < WL_LEDGER_SOURCES; k++)
 		snprintf(d->names[d->nnamed++], WL_LEDGER_SRC_NAME, "%s", mv[k].s->name);
