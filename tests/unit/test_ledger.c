@@ -488,7 +488,9 @@ static void test_sysfs_backend(void **st)
 	free(s);
 }
 
-/* A backend with 1000 sources, listed highest first, long names. */
+/* A backend with 1000 sources, long names, listed in either order. */
+static int many_ascending;
+
 static int many_read(struct power_backend *be, const char *rel, char *buf, size_t len)
 {
 	unsigned id;
@@ -515,7 +517,9 @@ static int many_list(struct power_backend *be, const char *rel,
 
 	(void)be;
 	(void)rel;
-	for (int i = 999; i >= 0; i--) {
+	for (int k = 0; k < 1000; k++) {
+		int i = many_ascending ? k : 999 - k;
+
 		snprintf(e, sizeof(e), "wakeup%d", i);
 		if (fn(arg, e))
 			break;
@@ -530,12 +534,14 @@ static void test_snapshot_bounded(void **st)
 	struct ws_diff d;
 
 	(void)st;
-	wakesrc_take(&be, a);
-	assert_int_equal(a->nsrc, WAKESRC_MAX);
-	assert_true(a->flags & WS_TRUNCATED);
-	for (unsigned i = 0; i < a->nsrc; i++) {
-		assert_int_equal(a->src[i].id, i);           /* the lowest, in order */
-		assert_int_equal(strlen(a->src[i].name), WL_LEDGER_SRC_NAME - 1);
+	for (many_ascending = 0; many_ascending < 2; many_ascending++) {
+		wakesrc_take(&be, a);
+		assert_int_equal(a->nsrc, WAKESRC_MAX);
+		assert_true(a->flags & WS_TRUNCATED);
+		for (unsigned i = 0; i < a->nsrc; i++) {
+			assert_int_equal(a->src[i].id, i);   /* the lowest, in order */
+			assert_int_equal(strlen(a->src[i].name), WL_LEDGER_SRC_NAME - 1);
+		}
 	}
 	*b = *a;
 	b->src[100].events++;
@@ -929,7 +935,7 @@ static struct wl_ledger_record mk(unsigned outcome, const char *src, int claimed
 
 static void test_summary_percentiles(void **st)
 {
-	struct wl_ledger_record *r = calloc(200, sizeof(*r));
+	struct wl_ledger_record *r = calloc(120, sizeof(*r));
 	struct wl_ledger_summary *s = calloc(1, sizeof(*s));
 	const struct wl_ledger_cause_stat *fg, *modem, *unk;
 	size_t n = 0;
@@ -950,15 +956,18 @@ static void test_summary_percentiles(void **st)
 	r[n++] = mk(WL_LO_RESUMED, "modem", -1, 0, 50000 * MS);
 	r[n++] = mk(WL_LO_RESUMED, "modem", -1, 0, 60000 * MS);
 	r[n++] = mk(WL_LO_ABORTED, "modem", 1, 5 * MS, 0);
-	/* unknown: one resumed whose window is still open */
+	/* unknown: two resumed whose windows are still open, one with a
+	 * claim already: neither claimed nor unclaimed yet */
 	r[n++] = mk(WL_LO_RESUMED, NULL, 0, 0, 1000 * MS);
+	r[n] = mk(WL_LO_RESUMED, NULL, 1, 3 * MS, 3000 * MS);
+	r[n++].claim_state = WL_LCS_OPEN;
 	/* not counted under causes */
 	r[n++] = mk(WL_LO_FAILED, NULL, 0, 0, 0);
 	r[n++] = mk(WL_LO_FAILED, NULL, 0, 0, 0);
 	r[n++] = mk(WL_LO_OPEN, NULL, 0, 0, 0);
 
 	assert_int_equal(wl_ledger_summarize(r, n, s), 0);
-	assert_int_equal(s->records, 111);
+	assert_int_equal(s->records, 112);
 	assert_int_equal(s->failed, 2);
 	assert_int_equal(s->open, 1);
 	assert_int_equal(s->ncauses, 3);
@@ -984,8 +993,9 @@ static void test_summary_percentiles(void **st)
 	/* asleep of the 6 resumed: 10 20 30 40 50 60 s: rank 3 -> 30 s */
 	assert_int_equal(modem->asleep_p50_ns, 30000 * MS);
 	assert_string_equal(unk->cause, "unknown");
-	assert_int_equal(unk->count, 1);
+	assert_int_equal(unk->count, 2);
 	assert_int_equal(unk->claimed + unk->unclaimed, 0);
+	assert_int_equal(unk->asleep_p50_ns, 1000 * MS);
 
 	out = render(json_sum, s);
 	assert_clean_utf8(out);
@@ -996,7 +1006,7 @@ static void test_summary_percentiles(void **st)
 	assert_non_null(strstr(out, "\"claim_p50_us\":null"));
 	free(out);
 	out = render(table_sum, s);
-	assert_non_null(strstr(out, "111 attempts: 2 failed, 1 still open\n"));
+	assert_non_null(strstr(out, "112 attempts: 2 failed, 1 still open\n"));
 	assert_non_null(strstr(out, "source modem                                   7       1         2"
 	                            "       20.000       40.000     30000.000\n"));
 	free(out);
@@ -1088,6 +1098,22 @@ static void test_wire_roundtrip(void **st)
 	buf[4 + 56 + 16] = 2;
 	buf[4 + 56 + 16 + 1] = WL_LEDGER_SRC_NAME;          /* a name too long */
 	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
+
+	/* Too many claims: after the fixed part, nsources 0, two empty names. */
+	memset(&back, 0, sizeof(back));
+	back.nclaims = 1;
+	n = wl_ledger_encode(&back, buf, sizeof(buf));
+	assert_int_equal(n, 4 + 56 + 16 + 1 + 2 + 1 + 2 + 8);
+	assert_int_equal(buf[4 + 56 + 16 + 1 + 2], 1);
+	assert_true(wl_ledger_decode(buf, n, &r) > 0);
+	/* ... with the bytes of that many claims there to be read */
+	buf[4 + 56 + 16 + 1 + 2] = WL_LEDGER_CLAIMS + 1;
+	n = 4 + 56 + 16 + 1 + 2 + 1 + (WL_LEDGER_CLAIMS + 1) * 10;
+	assert_true(n <= sizeof(buf));
+	memset(buf + 4 + 56 + 16 + 1 + 2 + 1, 0, n - (4 + 56 + 16 + 1 + 2 + 1));
+	assert_int_equal(wl_ledger_decode(buf, n, &r), -EBADMSG);
+	buf[4 + 56 + 16 + 1 + 2] = WL_LEDGER_CLAIMS;
+	assert_int_equal(wl_ledger_decode(buf, n - 10, &r), (int)(n - 10));
 
 	/* The largest record fits WL_LEDGER_WIRE_MAX exactly. */
 	memset(&r, 'z', sizeof(r));
