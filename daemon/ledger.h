@@ -17,7 +17,8 @@
  *
  * Memory: ledger_bytes(cap) = sizeof(struct ledger) + cap * 592 bytes,
  * where struct ledger is 16 520 bytes on x86-64 (mostly the snapshot of
- * the open attempt): 2 441 352 bytes (2.33 MiB) for the default 4096.
+ * the open attempt; 16 528 on aarch64, whose mutex is larger):
+ * 2 441 352 bytes (2.33 MiB) for the default 4096 on x86-64.
  *
  * No I/O.  Every function takes the ledger's own mutex: the power loop
  * writes, the server thread claims and reads.
