@@ -6,12 +6,18 @@
 #include <string.h>
 #include "ledger.h"
 
+enum phase {
+	P_IDLE,                         /* no attempt in progress */
+	P_BEGUN,                        /* begun, suspend() not returned */
+	P_RETURNED,                     /* returned, cause not filled in yet */
+};
+
 struct ledger {
 	pthread_mutex_t m;
 	unsigned cap;
 	uint64_t window_ns;
 	uint64_t next_seq;              /* of the next record; the first is 1 */
-	int open;                       /* the last record is begun, not ended */
+	int phase;                      /* of the last record: enum phase */
 	struct ws_snapshot before;      /* of the open attempt */
 	struct wl_ledger_record ring[]; /* record seq at ring[(seq - 1) % cap] */
 };
@@ -75,11 +81,12 @@ void ledger_attempt_begin(struct ledger *l, const struct ws_snapshot *before)
 
 	pthread_mutex_lock(&l->m);
 	r = last(l);
-	if (l->open && r) {
+	if (l->phase == P_BEGUN && r) {
 		/* Begun twice without an end: the first never finished. */
 		r->outcome = WL_LO_FAILED;
 		r->err = ECANCELED;
 	}
+	/* (P_RETURNED: its cause was never filled in and stays unknown.) */
 	close_window(r);
 	r = rec_of(l, l->next_seq);
 	memset(r, 0, sizeof(*r));
@@ -89,7 +96,7 @@ void ledger_attempt_begin(struct ledger *l, const struct ws_snapshot *before)
 	r->start_mono_ns = before->mono_ns;
 	r->start_boot_ns = before->boot_ns;
 	l->before = *before;
-	l->open = 1;
+	l->phase = P_BEGUN;
 	pthread_mutex_unlock(&l->m);
 }
 
@@ -105,13 +112,13 @@ void ledger_attempt_begin(struct ledger *l, const struct ws_snapshot *before)
 static void set_asleep(struct wl_ledger_record *r, const struct ws_snapshot *a,
                        const struct ws_snapshot *b)
 {
-	uint64_t da = a->boot_ns - a->mono_ns, db = b->boot_ns - b->mono_ns;
+	uint64_t da = a->boot_ns - a->mono_ns, db = r->end_boot_ns - r->end_mono_ns;
 	uint64_t d = db > da ? db - da : 0;
 
 	if (d >= LEDGER_CLOCKS_MIN_NS) {
 		r->asleep_ns = d;
 		r->asleep_src = WL_LAS_CLOCKS;
-	} else if ((a->flags & b->flags & WS_HW_SLEEP) && b->hw_sleep_us > a->hw_sleep_us) {
+	} else if (b && (a->flags & b->flags & WS_HW_SLEEP) && b->hw_sleep_us > a->hw_sleep_us) {
 		r->asleep_ns = (b->hw_sleep_us - a->hw_sleep_us) * 1000u;
 		r->asleep_src = WL_LAS_HW_SLEEP;
 	} else {
@@ -129,23 +136,40 @@ static void copy_name(char *dst, const char *src, size_t len)
 	dst[n] = 0;
 }
 
-void ledger_attempt_end(struct ledger *l, int sr, const struct ws_snapshot *after,
-                        const struct ledger_alarm *alarm)
+void ledger_attempt_returned(struct ledger *l, int sr, uint64_t mono_ns, uint64_t boot_ns)
+{
+	struct wl_ledger_record *r;
+
+	pthread_mutex_lock(&l->m);
+	r = last(l);
+	if (l->phase != P_BEGUN || !r) {
+		pthread_mutex_unlock(&l->m);
+		return;
+	}
+	l->phase = P_RETURNED;
+	r->end_mono_ns = mono_ns;
+	r->end_boot_ns = boot_ns;
+	r->outcome = sr == 0 ? WL_LO_RESUMED : sr == -EBUSY ? WL_LO_ABORTED : WL_LO_FAILED;
+	r->err = sr < 0 ? -sr : 0;
+	set_asleep(r, &l->before, NULL);     /* the clocks' word until the cause */
+	/* A failed attempt woke nobody: nothing to claim. */
+	r->claim_state = r->outcome == WL_LO_FAILED ? WL_LCS_NONE : WL_LCS_OPEN;
+	pthread_mutex_unlock(&l->m);
+}
+
+void ledger_attempt_cause(struct ledger *l, const struct ws_snapshot *after,
+                          const struct ledger_alarm *alarm)
 {
 	static __thread struct ws_diff d;
 	struct wl_ledger_record *r;
 
 	pthread_mutex_lock(&l->m);
 	r = last(l);
-	if (!l->open || !r) {
+	if (l->phase != P_RETURNED || !r) {
 		pthread_mutex_unlock(&l->m);
 		return;
 	}
-	l->open = 0;
-	r->end_mono_ns = after->mono_ns;
-	r->end_boot_ns = after->boot_ns;
-	r->outcome = sr == 0 ? WL_LO_RESUMED : sr == -EBUSY ? WL_LO_ABORTED : WL_LO_FAILED;
-	r->err = sr < 0 ? -sr : 0;
+	l->phase = P_IDLE;
 	set_asleep(r, &l->before, after);
 	wakesrc_diff(&l->before, after, r->outcome == WL_LO_RESUMED, &d);
 	r->cause = d.cause;
@@ -155,14 +179,19 @@ void ledger_attempt_end(struct ledger *l, int sr, const struct ws_snapshot *afte
 	for (unsigned i = 0; i < d.nnamed; i++)
 		copy_name(r->sources[i], d.names[i], WL_LEDGER_SRC_NAME);
 	if (r->outcome != WL_LO_FAILED && alarm && alarm->client && alarm->name &&
-	    alarm->due_boot_ns <= after->boot_ns + LEDGER_ALARM_SLACK_NS) {
+	    alarm->due_boot_ns <= r->end_boot_ns + LEDGER_ALARM_SLACK_NS) {
 		r->cause |= WL_LC_ALARM;
 		copy_name(r->alarm_client, alarm->client, WL_NAME_MAX);
 		copy_name(r->alarm_name, alarm->name, WL_NAME_MAX);
 	}
-	/* A failed attempt woke nobody: nothing to claim. */
-	r->claim_state = r->outcome == WL_LO_FAILED ? WL_LCS_NONE : WL_LCS_OPEN;
 	pthread_mutex_unlock(&l->m);
+}
+
+void ledger_attempt_end(struct ledger *l, int sr, const struct ws_snapshot *after,
+                        const struct ledger_alarm *alarm)
+{
+	ledger_attempt_returned(l, sr, after->mono_ns, after->boot_ns);
+	ledger_attempt_cause(l, after, alarm);
 }
 
 int ledger_claim(struct ledger *l, const char *client, const char *hold, uint64_t t)
@@ -172,6 +201,10 @@ int ledger_claim(struct ledger *l, const char *client, const char *hold, uint64_
 	uint64_t lat;
 	unsigned i;
 
+	if (!client)
+		client = "";
+	if (!hold)
+		hold = "";
 	pthread_mutex_lock(&l->m);
 	r = last(l);
 	if (!r || r->claim_state != WL_LCS_OPEN) {

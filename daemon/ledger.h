@@ -11,6 +11,9 @@
  *                                    right after suspend() returned sr;
  *                                    after stamped at once, then read;
  *                                    alarm: the daemon alarm due, or NULL
+ *     or, to read the files outside a lock, in two steps:
+ *   ledger_attempt_returned(l, sr, mono, boot)   at once (claims count)
+ *   ledger_attempt_cause(l, after, alarm)        once after is read
  *   ledger_claim(l, client, hold, t) a hold taken at t (CLOCK_MONOTONIC)
  *   ledger_tick(l, now)              close a claim window that ran out
  *   ledger_copy / ledger_foreach     readers, by sequence number
@@ -62,6 +65,13 @@ void ledger_attempt_begin(struct ledger *l, const struct ws_snapshot *before);
  * nothing without a begun attempt. */
 void ledger_attempt_end(struct ledger *l, int sr, const struct ws_snapshot *after,
                         const struct ledger_alarm *alarm);
+/* ledger_attempt_end() in two steps.  returned: the clocks right after
+ * suspend() returned; from then on claims count and the record shows its
+ * outcome (its cause still empty).  cause: the after-snapshot (its stamps
+ * are not used) and the alarm.  Each does nothing out of order. */
+void ledger_attempt_returned(struct ledger *l, int sr, uint64_t mono_ns, uint64_t boot_ns);
+void ledger_attempt_cause(struct ledger *l, const struct ws_snapshot *after,
+                          const struct ledger_alarm *alarm);
 /* A hold taken at t_mono_ns: counted for the last record if it resumed
  * or aborted and t is within its window.  The first WL_LEDGER_CLAIMS by
  * time are kept (one per client and hold); the rest only counted.

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -216,6 +217,71 @@ static void test_open_and_double_begin(void **st)
 	assert_int_equal(r[0].outcome, WL_LO_FAILED);
 	assert_int_equal(r[0].err, ECANCELED);
 	assert_int_equal(r[1].outcome, WL_LO_OPEN);
+}
+
+/* The loop may read the after-snapshot outside its lock: claims that come
+ * in while it reads count already. */
+static void test_two_step_end(void **st)
+{
+	struct fx *f = *st;
+	struct wl_ledger_record r;
+	struct ledger_alarm al = { "clock", "morning", 0 };
+	uint64_t m, b;
+	int sr;
+
+	full_kernel(f);
+	f->fp.sleep_ns = 0;
+	fake_file_set(&f->fp, "/sys/power/suspend_stats/total_hw_sleep", "100");
+	during(f, "/sys/power/suspend_stats/total_hw_sleep", "5100");
+	during(f, "/sys/class/wakeup/wakeup1/event_count", "6");
+	wakesrc_stamp(&f->snap, &f->clk.pub);
+	wakesrc_take(&f->fp.pub, &f->snap);
+	/* out of order: nothing happens */
+	ledger_attempt_cause(f->l, &f->snap, &al);
+	assert_int_equal(ledger_next_seq(f->l), 1);
+	ledger_attempt_begin(f->l, &f->snap);
+	ledger_attempt_cause(f->l, &f->snap, &al);
+	assert_int_equal(last_rec(f).outcome, WL_LO_OPEN);
+	assert_int_equal(ledger_claim(f->l, "app", "job", f->clk.mono), 0);
+
+	sr = f->fp.pub.suspend(&f->fp.pub, "mem");
+	m = f->clk.mono;
+	b = f->clk.boot;
+	ledger_attempt_returned(f->l, sr, m, b);
+	r = last_rec(f);
+	assert_int_equal(r.outcome, WL_LO_RESUMED);
+	assert_int_equal(r.claim_state, WL_LCS_OPEN);
+	assert_int_equal(r.asleep_src, WL_LAS_NONE);    /* the clocks say nothing yet */
+	/* a claim while the loop reads the files */
+	f->clk.mono += 8 * MS;
+	f->clk.boot += 8 * MS;
+	assert_int_equal(ledger_claim(f->l, "modem-client", "call", m + 2 * MS), 1);
+	ledger_attempt_returned(f->l, -EIO, m + 5 * MS, b + 5 * MS);   /* ignored */
+	wakesrc_stamp(&f->snap, &f->clk.pub);
+	wakesrc_take(&f->fp.pub, &f->snap);
+	al.due_boot_ns = b + 900 * MS;        /* relative to the resume, not the read */
+	ledger_attempt_cause(f->l, &f->snap, &al);
+	r = last_rec(f);
+	assert_int_equal(r.outcome, WL_LO_RESUMED);
+	assert_int_equal(r.end_mono_ns, m);
+	assert_int_equal(r.end_boot_ns, b);
+	assert_int_equal(r.nclaims, 1);
+	assert_int_equal(r.claims[0].latency_ns, 2 * MS);
+	assert_int_equal(r.asleep_src, WL_LAS_HW_SLEEP);
+	assert_int_equal(r.asleep_ns, 5 * MS);
+	assert_int_equal(r.cause, WL_LC_SOURCES | WL_LC_ALARM);
+	assert_string_equal(r.sources[0], "ttyS1");
+
+	/* A record whose cause never came: unknown, and the next one goes on. */
+	wakesrc_stamp(&f->snap, &f->clk.pub);
+	ledger_attempt_begin(f->l, &f->snap);
+	ledger_attempt_returned(f->l, 0, f->clk.mono, f->clk.boot);
+	ledger_attempt_begin(f->l, &f->snap);
+	assert_int_equal(ledger_copy(f->l, 2, &r, 1), 1);
+	assert_int_equal(r.outcome, WL_LO_RESUMED);
+	assert_int_equal(r.cause, 0);
+	assert_int_equal(r.claim_state, WL_LCS_UNCLAIMED);
+	assert_int_equal(last_rec(f).outcome, WL_LO_OPEN);
 }
 
 /* --- time asleep: the suspend_stats fallback -------------------------------- */
@@ -681,7 +747,9 @@ static void test_ring_overwrite(void **st)
 	assert_int_equal(seqs[3], 9);
 }
 
-#ifdef __SANITIZE_ADDRESS__
+/* Bytes the process has allocated: glibc's count, or the sanitizer
+ * allocator's (which replaces glibc's under ASan and TSan). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 size_t __sanitizer_get_current_allocated_bytes(void);
 static size_t allocated(void) { return __sanitizer_get_current_allocated_bytes(); }
 #else
@@ -735,6 +803,51 @@ static void test_memory_bound(void **st)
 		assert_int_equal(all[i].outcome, WL_LO_RESUMED);
 	}
 	free(all);
+}
+
+/* The loop thread writes while the server thread claims and reads: the
+ * ledger's own lock (run under TSan too). */
+struct conc {
+	struct ledger *l;
+	int stop;
+	unsigned long copies, bad;   /* checked after the join (no asserts in threads) */
+};
+
+static void *claimer(void *arg)
+{
+	struct conc *c = arg;
+	struct wl_ledger_record out[8];
+
+	do {
+		size_t n = ledger_copy(c->l, ledger_oldest_seq(c->l), out, 8);
+		uint64_t end = ledger_window_end(c->l);
+
+		for (size_t i = 1; i < n; i++)
+			c->bad += out[i].seq != out[i - 1].seq + 1 || out[i].nclaims > WL_LEDGER_CLAIMS;
+		if (end)
+			ledger_claim(c->l, "app", c->copies % 2 ? "a" : "b", end - 1);
+		c->copies++;
+	} while (!__atomic_load_n(&c->stop, __ATOMIC_ACQUIRE));
+	return NULL;
+}
+
+static void test_concurrent_readers(void **st)
+{
+	struct fx *f = *st;
+	struct conc c = { .l = f->l };
+	pthread_t th;
+
+	full_kernel(f);
+	assert_int_equal(pthread_create(&th, NULL, claimer, &c), 0);
+	for (int i = 0; i < 2000; i++) {
+		attempt(f, NULL);
+		ledger_tick(f->l, f->clk.mono + (i % 2) * 1000 * MS);
+	}
+	__atomic_store_n(&c.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	assert_int_equal(ledger_next_seq(f->l), 2001);
+	assert_true(c.copies > 0);
+	assert_int_equal(c.bad, 0);
 }
 
 /* --- hostile names ------------------------------------------------------- */
@@ -1199,6 +1312,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_aborted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_and_double_begin, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_step_end, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_asleep_fallback_hw_sleep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cause_irq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cause_sources, setup, teardown),
@@ -1211,6 +1325,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unclaimed_after_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_overwrite, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memory_bound, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent_readers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_names, setup, teardown),
 		cmocka_unit_test(test_summary_percentiles),
 		cmocka_unit_test(test_summary_bounded),
