@@ -172,7 +172,8 @@ static int fp_read_attr(struct power_backend *be, const char *rel, char *buf, si
 	return r;
 }
 
-/* Entries of rel: the distinct first components of the paths under it. */
+/* Entries of rel: the distinct first components of the paths under it
+ * (a directory with no files in it does not exist: -ENOENT). */
 static int fp_list_dir(struct power_backend *be, const char *rel,
                        int (*fn)(void *arg, const char *entry), void *arg)
 {

@@ -945,7 +945,9 @@ static void assert_well_formed(const char *s)
 
 /* gcc 12 takes the buffer open_memstream() filled for a local that
  * dangles (a false positive): the buffer is the heap's. */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
 #pragma GCC diagnostic ignored "-Wdangling-pointer"
+#endif
 
 static char *render(void (*fn)(FILE *, const void *), const void *arg)
 {
