@@ -163,14 +163,7 @@ int timeline_svg(FILE *f, const struct wl_ledger_record *r, size_t n, unsigned w
 		if (p->outcome == WL_LO_OPEN)
 			continue;
 		/* The wake (or the abort, or the failure) at the attempt's end. */
-		fprintf(f, "<g class=\"%s\"><line x1=\"", wl_ledger_outcome_name(p->outcome));
-		px(f, xe);
-		fprintf(f, "\" y1=\"%u\" x2=\"", Y_WAKE);
-		px(f, xe);
-		fprintf(f, "\" y2=\"%u\" stroke=\"%s\" stroke-width=\"1\"/><title>#%llu %s",
-		        Y_WAKE + LANE_H,
-		        p->outcome == WL_LO_RESUMED ? "#2471a3" : p->outcome == WL_LO_ABORTED
-		                ? "#e67e22" : "#c0392b",
+		fprintf(f, "<g class=\"%s\"><title>#%llu %s", wl_ledger_outcome_name(p->outcome),
 		        (unsigned long long)p->seq, wl_ledger_outcome_name(p->outcome));
 		if (p->err)
 			fprintf(f, " %s", wl_errno_name(p->err, nb, sizeof(nb)));
@@ -180,7 +173,14 @@ int timeline_svg(FILE *f, const struct wl_ledger_record *r, size_t n, unsigned w
 			fputs(", ", f);
 			svg_xml_text(f, p->sources[k], WL_LEDGER_SRC_NAME);
 		}
-		fputs("</title><text x=\"", f);
+		fputs("</title><line x1=\"", f);
+		px(f, xe);
+		fprintf(f, "\" y1=\"%u\" x2=\"", Y_WAKE);
+		px(f, xe);
+		fprintf(f, "\" y2=\"%u\" stroke=\"%s\" stroke-width=\"1\"/><text x=\"",
+		        Y_WAKE + LANE_H,
+		        p->outcome == WL_LO_RESUMED ? "#2471a3" : p->outcome == WL_LO_ABORTED
+		                ? "#e67e22" : "#c0392b");
 		px(f, xe + 20);
 		fprintf(f, "\" y=\"%u\">", Y_WAKE + LANE_H + 12u);
 		svg_xml_text(f, key, sizeof(key));
