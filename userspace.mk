@@ -22,14 +22,15 @@ US_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation
 US_LDLIBS := -pthread
 
 US_LIB_SRC := $(sort $(wildcard lib/*.c))
-# The public library: everything but helpers used only by the daemon/CLI.
-US_PUBLIC_SRC := $(filter-out lib/json.c,$(US_LIB_SRC))
+# The public library: everything but helpers used only by the daemon/CLI
+# (lib/ledger_rec.c: the wake ledger's record, docs/ledger.md).
+US_PUBLIC_SRC := $(filter-out lib/json.c lib/ledger_rec.c,$(US_LIB_SRC))
 US_DCORE_SRC := $(filter-out daemon/main.c,$(sort $(wildcard daemon/*.c)))
 US_CLI_SRC := $(sort $(wildcard cli/*.c))
 US_TEST_COMMON := tests/unit/harness.c tests/unit/fake_power.c
 US_TESTS := $(patsubst tests/unit/%.c,%,$(sort $(wildcard tests/unit/test_*.c)))
 # Tests that exercise the IPC between processes/threads: also run under TSan.
-US_TSAN_TESTS := test_ipc test_powerloop test_alarm test_hooks
+US_TSAN_TESTS := test_ipc test_powerloop test_alarm test_hooks test_ledger
 
 US_MAN := build/man/libwakelock.3 build/man/wakelockd.8 build/man/wakelock.1 build/man/wakelockd.conf.5
 

@@ -24,6 +24,18 @@ struct power_backend {
 	void (*wake_reason)(struct power_backend *be, char *buf, size_t len);
 	/* Make a blocked read_count() return -EINTR (called from another thread). */
 	void (*interrupt)(struct power_backend *be);
+
+	/* --- The wake ledger's view of the kernel (daemon/wakesrc.c) -------
+	 * Optional; NULL reads as "the kernel has no such file".
+	 * read_attr: a small file at rel ("/sys/power/pm_wakeup_irq", relative
+	 * to the backend's root) into buf, NUL-terminated, cut at the first
+	 * newline and to len - 1 bytes; its length or -errno (-ENOENT: no such
+	 * file on this kernel).  list_dir: fn(arg, entry) for each entry of the
+	 * directory rel but "." names, in no particular order, until fn
+	 * returns nonzero; 0 or -errno. */
+	int (*read_attr)(struct power_backend *be, const char *rel, char *buf, size_t len);
+	int (*list_dir)(struct power_backend *be, const char *rel,
+	                int (*fn)(void *arg, const char *entry), void *arg);
 };
 
 struct power_clock {

@@ -152,6 +152,37 @@ static void sb_wake_reason(struct power_backend *be, char *out, size_t len)
 	}
 }
 
+/* The wake ledger's reads (power.h), under the same root. */
+static int sb_read_attr(struct power_backend *be, const char *rel, char *buf, size_t len)
+{
+	struct sysfs_backend *b = (struct sysfs_backend *)be;
+	char path[4400];
+
+	if (!len)
+		return -EINVAL;
+	path_of(b, rel, path, sizeof(path));
+	return read_small(path, buf, len);
+}
+
+static int sb_list_dir(struct power_backend *be, const char *rel,
+                       int (*fn)(void *arg, const char *entry), void *arg)
+{
+	struct sysfs_backend *b = (struct sysfs_backend *)be;
+	char path[4400];
+	struct dirent *de;
+	DIR *d;
+
+	path_of(b, rel, path, sizeof(path));
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && fn(arg, de->d_name))
+			break;
+	closedir(d);
+	return 0;
+}
+
 static void sb_interrupt(struct power_backend *be)
 {
 	struct sysfs_backend *b = (struct sysfs_backend *)be;
@@ -257,6 +288,8 @@ int sysfs_open(const char *root, const char *state, const char *mem_sleep, int w
 	b->pub.before_suspend = sb_before_suspend;
 	b->pub.wake_reason = sb_wake_reason;
 	b->pub.interrupt = sb_interrupt;
+	b->pub.read_attr = sb_read_attr;
+	b->pub.list_dir = sb_list_dir;
 	*out = &b->pub;
 	return 0;
 fail:

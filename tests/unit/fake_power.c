@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "fake_power.h"
@@ -140,6 +141,113 @@ static void fp_wake_reason(struct power_backend *be, char *buf, size_t len)
 	strncpy(buf, "fake", len - 1);
 }
 
+/* --- the wake ledger's files ------------------------------------------ */
+
+static struct fake_file *file_find(struct fake_power *fp, const char *rel)
+{
+	for (int i = 0; i < fp->nfiles; i++)
+		if (!strcmp(fp->files[i].path, rel))
+			return &fp->files[i];
+	return NULL;
+}
+
+static int fp_read_attr(struct power_backend *be, const char *rel, char *buf, size_t len)
+{
+	struct fake_power *fp = (struct fake_power *)be;
+	struct fake_file *f;
+	int r;
+
+	pthread_mutex_lock(&fp->m);
+	f = file_find(fp, rel);
+	if (!f) {
+		r = -ENOENT;
+	} else if (f->err) {
+		r = -f->err;
+	} else {
+		snprintf(buf, len, "%s", f->data);
+		buf[strcspn(buf, "\n")] = 0;
+		r = (int)strlen(buf);
+	}
+	pthread_mutex_unlock(&fp->m);
+	return r;
+}
+
+/* Entries of rel: the distinct first components of the paths under it
+ * (a directory with no files in it does not exist: -ENOENT). */
+static int fp_list_dir(struct power_backend *be, const char *rel,
+                       int (*fn)(void *arg, const char *entry), void *arg)
+{
+	struct fake_power *fp = (struct fake_power *)be;
+	char names[FAKE_FILES][80];
+	size_t dl = strlen(rel);
+	int n = 0;
+
+	pthread_mutex_lock(&fp->m);
+	for (int i = 0; i < fp->nfiles; i++) {
+		const char *p = fp->files[i].path;
+		size_t cl;
+		int j;
+
+		if (strncmp(p, rel, dl) || p[dl] != '/')
+			continue;
+		p += dl + 1;
+		cl = strcspn(p, "/");
+		if (!cl || cl >= sizeof(names[0]))
+			continue;
+		for (j = 0; j < n; j++)
+			if (!strncmp(names[j], p, cl) && !names[j][cl])
+				break;
+		if (j == n) {
+			memcpy(names[n], p, cl);
+			names[n++][cl] = 0;
+		}
+	}
+	pthread_mutex_unlock(&fp->m);
+	if (!n)
+		return -ENOENT;
+	for (int j = 0; j < n; j++)
+		if (fn(arg, names[j]))
+			break;
+	return 0;
+}
+
+static struct fake_file *file_slot(struct fake_power *fp, const char *rel)
+{
+	struct fake_file *f = file_find(fp, rel);
+
+	if (!f && fp->nfiles < FAKE_FILES) {
+		f = &fp->files[fp->nfiles++];
+		snprintf(f->path, sizeof(f->path), "%s", rel);
+	}
+	return f;
+}
+
+void fake_file_set(struct fake_power *fp, const char *rel, const char *data)
+{
+	struct fake_file *f;
+
+	pthread_mutex_lock(&fp->m);
+	if (!data) {
+		f = file_find(fp, rel);
+		if (f)
+			*f = fp->files[--fp->nfiles];
+	} else if ((f = file_slot(fp, rel))) {
+		snprintf(f->data, sizeof(f->data), "%s", data);
+		f->err = 0;
+	}
+	pthread_mutex_unlock(&fp->m);
+}
+
+void fake_file_fail(struct fake_power *fp, const char *rel, int err)
+{
+	struct fake_file *f;
+
+	pthread_mutex_lock(&fp->m);
+	if ((f = file_slot(fp, rel)))
+		f->err = err;
+	pthread_mutex_unlock(&fp->m);
+}
+
 static void fp_interrupt(struct power_backend *be)
 {
 	struct fake_power *fp = (struct fake_power *)be;
@@ -162,6 +270,8 @@ void fake_power_init(struct fake_power *fp, struct fake_clock *clk)
 	fp->pub.suspend = fp_suspend;
 	fp->pub.wake_reason = fp_wake_reason;
 	fp->pub.interrupt = fp_interrupt;
+	fp->pub.read_attr = fp_read_attr;
+	fp->pub.list_dir = fp_list_dir;
 }
 
 void fake_event_begin(struct fake_power *fp)

@@ -26,6 +26,8 @@ struct fake_clock {
 	int nslept;
 };
 
+#define FAKE_FILES 128
+
 struct fake_power {
 	struct power_backend pub;
 	pthread_mutex_t m;
@@ -46,6 +48,14 @@ struct fake_power {
 	void *arg;
 	char event_file[256];  /* "" = none */
 	long long event_file_seen;
+	/* The wake ledger's files (read_attr/list_dir): a path relative to
+	 * the root and its contents, or an error its read returns. */
+	struct fake_file {
+		char path[80];
+		char data[64];
+		int err;               /* > 0: reading fails with -err */
+	} files[FAKE_FILES];
+	int nfiles;
 };
 
 void fake_clock_init(struct fake_clock *fc);
@@ -53,5 +63,10 @@ void fake_power_init(struct fake_power *fp, struct fake_clock *clk);
 void fake_event_begin(struct fake_power *fp);
 void fake_event_end(struct fake_power *fp);
 int fake_suspends(struct fake_power *fp);
+/* Create or replace the file rel with data; data NULL removes it. */
+void fake_file_set(struct fake_power *fp, const char *rel, const char *data);
+/* Make reading rel fail with -err (e.g. ENODATA, as pm_wakeup_irq with no
+ * wakeup IRQ recorded). */
+void fake_file_fail(struct fake_power *fp, const char *rel, int err);
 
 #endif

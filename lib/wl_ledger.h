@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The wake ledger's record (docs/ledger.md): one per suspend attempt, kept
+ * by the daemon in a fixed ring (daemon/ledger.c) and shown by the CLI.
+ * This header and lib/ledger_rec.c hold what both sides need and that does
+ * no I/O of its own: the record, its JSON and wire forms, the summary.
+ * Not part of the public library (userspace.mk leaves it out of the .so).
+ */
+#ifndef WL_LEDGER_H
+#define WL_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <wakelock.h>
+
+#define WL_LEDGER_SOURCES 4u      /* moved wakeup sources named per record */
+#define WL_LEDGER_SRC_NAME 40u    /* bytes per source name, with the NUL */
+#define WL_LEDGER_CLAIMS 4u       /* claims kept per record */
+
+enum wl_ledger_outcome {
+	WL_LO_OPEN = 0,       /* begun, not ended yet */
+	WL_LO_RESUMED,        /* suspend() returned 0 */
+	WL_LO_ABORTED,        /* -EBUSY: a wakeup event during the entry */
+	WL_LO_FAILED,         /* any other error (err) */
+};
+
+enum wl_ledger_claim_state {
+	WL_LCS_NONE = 0,      /* failed attempt, or not ended: no window */
+	WL_LCS_OPEN,          /* the claim window is still open */
+	WL_LCS_CLAIMED,       /* closed, with at least one claim */
+	WL_LCS_UNCLAIMED,     /* closed without a claim */
+};
+
+enum wl_ledger_asleep_src {
+	WL_LAS_NONE = 0,      /* no measure: neither clocks nor suspend_stats */
+	WL_LAS_CLOCKS,        /* CLOCK_BOOTTIME - CLOCK_MONOTONIC across it */
+	WL_LAS_HW_SLEEP,      /* suspend_stats/total_hw_sleep moved */
+};
+
+/* cause bits */
+#define WL_LC_IRQ          0x01u  /* wakeup_irq: pm_wakeup_irq was set */
+#define WL_LC_SOURCES      0x02u  /* sources[]: wakeup sources moved */
+#define WL_LC_ALARM        0x04u  /* alarm_client/alarm_name was due */
+#define WL_LC_NO_IRQ_FILE  0x10u  /* kernel without pm_wakeup_irq */
+#define WL_LC_NO_SOURCES   0x20u  /* kernel without /sys/class/wakeup */
+#define WL_LC_SRC_TRUNC    0x40u  /* more sources than a snapshot holds */
+
+struct wl_ledger_claim {
+	char client[WL_NAME_MAX];
+	char hold[WL_NAME_MAX];
+	uint64_t latency_ns;          /* from resume (end_mono_ns) */
+};
+
+/*
+ * 592 bytes (asserted in ledger_rec.c).  Names are raw bytes as the kernel
+ * or the client gave them, NUL-terminated and bounded; every output
+ * escapes them (JSON, table, SVG).
+ */
+struct wl_ledger_record {
+	uint64_t seq;                 /* 1, 2, ...: never reused */
+	uint64_t start_real_ns;       /* CLOCK_REALTIME at the start (display) */
+	uint64_t start_mono_ns, start_boot_ns;
+	uint64_t end_mono_ns, end_boot_ns;   /* right after suspend() returned */
+	uint64_t asleep_ns;
+	int32_t err;                  /* errno (> 0) of ABORTED / FAILED */
+	int32_t wakeup_irq;           /* with WL_LC_IRQ */
+	uint32_t cause;               /* WL_LC_* */
+	uint16_t nsources_moved;      /* all that moved; the first few named */
+	uint16_t nclaims_total;       /* claims in the window; the first kept */
+	uint8_t outcome, asleep_src, claim_state, nsources, nclaims, pad[3];
+	char sources[WL_LEDGER_SOURCES][WL_LEDGER_SRC_NAME];
+	char alarm_client[WL_NAME_MAX], alarm_name[WL_NAME_MAX];
+	struct wl_ledger_claim claims[WL_LEDGER_CLAIMS];  /* by latency */
+};
+
+#define WL_LEDGER_RECORD_BYTES 592u
+
+const char *wl_ledger_outcome_name(unsigned outcome);      /* "resumed" */
+const char *wl_ledger_claim_state_name(unsigned state);    /* "unclaimed" */
+const char *wl_ledger_asleep_src_name(unsigned src);       /* "clocks" */
+
+/*
+ * The cause a record is counted under in the summary, by priority:
+ *   "alarm CLIENT/NAME"  a daemon alarm was due;
+ *   "source NAME"        the first named moved source (those whose
+ *                        wakeup_count moved come first);
+ *   "irq N"              pm_wakeup_irq;
+ *   "unknown"            none of these.
+ * Raw bytes (names unescaped), cut to len - 1.
+ */
+#define WL_LEDGER_CAUSE_MAX (8u + 2u * WL_NAME_MAX)
+void wl_ledger_cause_key(const struct wl_ledger_record *r, char *buf, size_t len);
+
+/* One record as a JSON object (no newline). */
+void wl_ledger_json_record(FILE *f, const struct wl_ledger_record *r);
+
+/* --- summary: a pure function of the records ----------------------------- */
+
+#define WL_LEDGER_SUMMARY_MAX 32u     /* causes; the rest go to "other" */
+
+struct wl_ledger_cause_stat {
+	char cause[WL_LEDGER_CAUSE_MAX];
+	uint32_t count;               /* resumed + aborted */
+	uint32_t resumed, aborted;
+	uint32_t claimed, unclaimed;  /* closed windows only */
+	uint64_t claim_p50_ns, claim_p99_ns;  /* first claim's latency; claimed > 0 */
+	uint64_t asleep_p50_ns;       /* resumed > 0 */
+};
+
+struct wl_ledger_summary {
+	uint32_t records;             /* all records given */
+	uint32_t failed, open;        /* not counted under a cause */
+	uint32_t ncauses;
+	struct wl_ledger_cause_stat c[WL_LEDGER_SUMMARY_MAX];  /* count desc, cause asc */
+};
+
+/*
+ * Percentiles are nearest-rank: the p-th of n sorted values is value
+ * number ceil(p * n / 100) (1-based), so the median of 1, 2, 3, 4 is 2
+ * and the p99 of 1..100 is 99.  Returns 0, or -ENOMEM (scratch space).
+ */
+int wl_ledger_summarize(const struct wl_ledger_record *r, size_t n, struct wl_ledger_summary *out);
+uint64_t wl_ledger_percentile(uint64_t *v, size_t n, unsigned p);  /* sorts v */
+void wl_ledger_json_summary(FILE *f, const struct wl_ledger_summary *s);
+
+/* --- wire form, for the daemon -> CLI transport --------------------------
+ * Version 1, little-endian, no padding, names as a length byte and bytes:
+ *   u8 version=1, u8 outcome, u8 asleep_src, u8 claim_state,
+ *   u64 seq, start_real_ns, start_mono_ns, start_boot_ns, end_mono_ns,
+ *       end_boot_ns, asleep_ns,
+ *   i32 err, i32 wakeup_irq, u32 cause, u16 nsources_moved, u16 nclaims_total,
+ *   u8 nsources, nsources x name, name alarm_client, name alarm_name,
+ *   u8 nclaims, nclaims x (name client, name hold, u64 latency_ns).
+ * Decoding checks every count and length against the record's bounds. */
+#define WL_LEDGER_WIRE_MAX (4u + 7u * 8u + 16u + 1u + WL_LEDGER_SOURCES * WL_LEDGER_SRC_NAME + \
+                            2u * WL_NAME_MAX + 1u + WL_LEDGER_CLAIMS * (2u * WL_NAME_MAX + 8u))
+/* Bytes written, or 0 if len is too small. */
+size_t wl_ledger_encode(const struct wl_ledger_record *r, uint8_t *buf, size_t len);
+/* Bytes consumed, or -EBADMSG on a malformed or truncated record. */
+int wl_ledger_decode(const uint8_t *buf, size_t len, struct wl_ledger_record *r);
+
+#endif
