@@ -41,10 +41,13 @@ kill -USR1 $daemon; sleep 0.3
 expect_eq "daemon successes = kernel suspend_stats delta" \
 	"$(json_field successes)" $(( $(suspend_stat success) - base ))
 info "daemon stats: $(cat /run/wakelockd/stats.json | head -c 300)"
-kill $holder2
+# Stop the daemon while holder2 still holds: released first, the hold
+# would let the daemon suspend before SIGTERM arrives, and nothing would
+# wake the guest from that suspend.
 kill -TERM $daemon
 wait $daemon
 expect_eq "daemon exit status after SIGTERM" $? 0
+kill $holder2
 after=$(suspend_stat success)
 sleep 1
 expect_eq "no suspend after the daemon stopped" "$(suspend_stat success)" "$after"
