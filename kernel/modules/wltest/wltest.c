@@ -12,8 +12,16 @@
  * Each file accepts "stay", "relax" or "event <ms>" (a wakeup event with a
  * hold of <ms> milliseconds, 0 for an instantaneous one), and "hard" to report
  * a hard wakeup (pm_system_wakeup) that aborts a suspend in progress.
+ *
+ *   /sys/kernel/debug/wltest/suspend_late_ms
+ *
+ * makes the device's suspend_late callback sleep that long (0, the default,
+ * returns at once): a window after every device's suspend callback (serial
+ * ports are suspended and their interrupts armed for wakeup) and before the
+ * noirq phase, in which tests inject events, e.g. bytes on a serial port.
  */
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
@@ -24,6 +32,36 @@
 static struct wakeup_source *wltest_ws;
 static struct platform_device *wltest_pdev;
 static struct dentry *wltest_dir;
+static u32 wltest_suspend_late_ms;
+
+static int wltest_suspend_late(struct device *dev)
+{
+	u32 ms = READ_ONCE(wltest_suspend_late_ms);
+
+	if (ms) {
+		dev_info(dev, "suspend_late: sleeping %u ms\n", ms);
+		msleep(ms);
+		dev_info(dev, "suspend_late: done\n");
+	}
+	return 0;
+}
+
+static const struct dev_pm_ops wltest_pm_ops = {
+	SET_LATE_SYSTEM_SLEEP_PM_OPS(wltest_suspend_late, NULL)
+};
+
+static int wltest_probe(struct platform_device *pdev)
+{
+	return 0;
+}
+
+static struct platform_driver wltest_driver = {
+	.probe = wltest_probe,
+	.driver = {
+		.name = "wltest-dev",
+		.pm = &wltest_pm_ops,
+	},
+};
 
 /* Parse one command; @ws is NULL for the device file. */
 static int wltest_command(const char *cmd, struct wakeup_source *ws)
@@ -93,10 +131,15 @@ static int __init wltest_init(void)
 	ret = device_init_wakeup(&wltest_pdev->dev, true);
 	if (ret)
 		goto err_pdev;
+	ret = platform_driver_register(&wltest_driver);
+	if (ret)
+		goto err_pdev;
 
 	wltest_dir = debugfs_create_dir("wltest", NULL);
 	debugfs_create_file("source", 0200, wltest_dir, wltest_ws, &wltest_fops);
 	debugfs_create_file("device", 0200, wltest_dir, NULL, &wltest_fops);
+	debugfs_create_u32("suspend_late_ms", 0600, wltest_dir,
+			   &wltest_suspend_late_ms);
 	return 0;
 
 err_pdev:
@@ -109,6 +152,7 @@ err_ws:
 static void __exit wltest_exit(void)
 {
 	debugfs_remove(wltest_dir);
+	platform_driver_unregister(&wltest_driver);
 	device_init_wakeup(&wltest_pdev->dev, false);
 	platform_device_unregister(wltest_pdev);
 	wakeup_source_unregister(wltest_ws);
