@@ -11,6 +11,8 @@
 #                             CAP_BLOCK_SUSPEND: the kernel ignores its
 #                             EPOLLWAKEUP, as for a deployment's client)
 #   wlhold=MS                 ttyS1 wakeup_hold_ms, where the kernel has it
+#                             (default 500; the kernel's own default, 0,
+#                             reports nothing while the system is awake)
 #   wldaemon=ARGS             extra wakelockd options, ',' for ' '
 #   wlrunms=MS                how long the naive loop runs (the host sets it
 #                             to the schedule's length plus the bound)
@@ -23,7 +25,7 @@ mode=$(param wle2e); mode=${mode:-wakelockd}
 work=$(param wlwork); work=${work:-20}
 client_args=$(param wlclient | tr ',' ' ')
 daemon_args=$(param wldaemon | tr ',' ' ')
-hold=$(param wlhold)
+hold=$(param wlhold); hold=${hold:-500}
 user=$(param wluser)
 run_ms=$(param wlrunms)
 TTY=/sys/class/tty/ttyS1

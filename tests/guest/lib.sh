@@ -44,11 +44,19 @@ wakeup_count() {
 
 suspend_stat() { cat /sys/power/suspend_stats/"$1"; }
 
-# Put ttyS1 (the "modem") in raw mode and open it as fd 3; enable it for wakeup.
+# modem_open [HOLD_MS]: put ttyS1 (the "modem") in raw mode and open it as
+# fd 3; enable it for wakeup and, where the kernel has the attribute, set its
+# wakeup_hold_ms to HOLD_MS (default 500). The kernel's default is 0, which
+# reports nothing while the system is awake: the tests that rely on receives
+# being wakeup events opt in here.
 modem_open() {
 	stty -F /dev/ttyS1 raw -echo 115200 || fail "stty on ttyS1"
 	exec 3<>/dev/ttyS1
 	echo enabled >/sys/class/tty/ttyS1/power/wakeup || fail "cannot enable wakeup on ttyS1"
+	if [ -e /sys/class/tty/ttyS1/wakeup_hold_ms ]; then
+		echo "${1:-500}" >/sys/class/tty/ttyS1/wakeup_hold_ms ||
+			fail "cannot set ttyS1 wakeup_hold_ms to ${1:-500}"
+	fi
 }
 
 # Let the kernel print its PM debug messages (KERN_DEBUG) on the console: the

@@ -17,4 +17,4 @@ for round in 1 2 3; do
 	serial-epoll-gap /dev/ttyS1 $TTY 1000 || fail "round $round"
 	settle
 done
-echo 500 >$TTY/wakeup_hold_ms
+echo 0 >$TTY/wakeup_hold_ms
