@@ -44,8 +44,11 @@ for p in "${patches[@]}"; do
 		echo "FAIL: $p (named in kernel/patches/series) does not exist"
 		failed=$((failed + 1))
 	# Run outside the repository: inside a git work tree, checkpatch
-	# reviews a modified patch file as a change to that file.
-	elif (cd / && perl "$checkpatch" --strict --no-tree --quiet "$top/$p") >"$log" 2>&1 && ! [ -s "$log" ]; then
+	# reviews a modified patch file as a change to that file.  Outside a
+	# Linux git tree it cannot look commit ids up, so it would flag every
+	# Fixes: tag as UNKNOWN_COMMIT_ID; ids are checked by hand (the
+	# series' notes say where each one was established).
+	elif (cd / && perl "$checkpatch" --strict --no-tree --quiet --ignore UNKNOWN_COMMIT_ID "$top/$p") >"$log" 2>&1 && ! [ -s "$log" ]; then
 		echo "ok: checkpatch --strict $p"
 		passed=$((passed + 1))
 	else
