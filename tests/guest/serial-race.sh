@@ -5,6 +5,9 @@
 # system is awake, and a power manager would suspend with the call unread.
 . /tests/lib.sh
 . /tests/serial-lib.sh
+# The plan's first test: nothing has set ttyS1's hold yet, so this is the
+# kernel's default, 0 (off: awake receives report nothing).
+pristine || expect_eq "default wakeup_hold_ms (off)" "$(cat $TTY/wakeup_hold_ms)" 0
 modem_open
 modem_drain
 settle
@@ -39,3 +42,4 @@ if echo "$n" >/sys/power/wakeup_count 2>/dev/null; then
 fi
 echo "$m" >/sys/power/wakeup_count || fail "fresh count $m rejected"
 info "ok: fresh count $m accepted"
+echo 0 >$TTY/wakeup_hold_ms
