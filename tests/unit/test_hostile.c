@@ -3,8 +3,9 @@
  * Clients that misbehave, and a daemon that dies under them (issue 16).
  * Each test runs the real daemon on a fake /sys (harness.c).
  *
- * Covered here: a client forging what `wakelock list` prints, and the
- * reference modem client surviving a kill -9 of the daemon.  The attacks
+ * Covered here: a client forging what `wakelock list` prints, the
+ * reference modem client surviving a kill -9 of the daemon, and holds
+ * surviving it (no suspend until they are released).  The attacks
  * on the shared segment itself (counter, other slots, the mutex) need
  * the per-client-region IPC of issue 16 and are not tested yet.
  */
@@ -204,12 +205,69 @@ static void test_modem_client_survives_daemon_restart(void **st)
 	assert_int_equal(hd_stop(&e->d), 0);
 }
 
+static uint64_t attempts(struct env *e)
+{
+	return __atomic_load_n(&e->seg.hdr->dstats.attempts, __ATOMIC_SEQ_CST);
+}
+
+static int attempted(void *arg)
+{
+	return attempts(arg) > 0;
+}
+
+/*
+ * kill -9 of the daemon while a client holds, and a restart: the new
+ * daemon must not suspend until the client releases, although the client
+ * makes no call in between (its library re-registers the hold, and the
+ * daemon waits for that after an unclean exit).  Before: the new daemon
+ * suspended at once, about 50 times a second.
+ */
+static void test_hold_survives_daemon_kill(void **st)
+{
+	struct env *e = *st;
+	wl_client *c;
+	wl_hold *h, *t;
+	int status;
+
+	assert_int_equal(wl_client_open(NULL, "victim", &c), 0);
+	assert_int_equal(wl_hold_create(c, "call", &h), 0);
+	assert_int_equal(wl_hold_create(c, "timed", &t), 0);
+	assert_int_equal(wl_hold_acquire(h), 0);
+	assert_int_equal(wl_hold_acquire(h), 0);        /* depth 2 */
+	assert_int_equal(wl_hold_acquire_timeout(t, 60000), 0);
+	assert_int_equal(kill(e->d.pid, SIGKILL), 0);
+	assert_int_equal(waitpid(e->d.pid, &status, 0), e->d.pid);
+	e->d.pid = 0;
+	wl_seg_unmap(&e->seg);
+	assert_int_equal(hd_start(&e->d, NULL), 0);
+	assert_int_equal(hd_observe(&e->d, &e->seg), 0);
+
+	/* Longer than the daemon's grace period: the hold, not the grace,
+	 * keeps it awake. */
+	hd_sleep_ms(4000);
+	assert_int_equal(attempts(e), 0);
+	assert_non_null(find_slot(e, "victim"));
+	assert_int_equal(e->seg.hdr->counter, 2);
+	assert_int_equal(kill(e->d.pid, 0), 0);
+
+	/* Depth and timeout came along: two releases, then the cancel. */
+	assert_int_equal(wl_hold_release(h), 0);
+	assert_int_equal(wl_hold_release(h), 0);
+	hd_sleep_ms(200);
+	assert_int_equal(attempts(e), 0);
+	assert_int_equal(wl_hold_release(t), 0);
+	assert_true(hd_wait_for(attempted, e, 5000));
+	wl_client_close(c);
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_list_escapes_forged_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_modem_client_survives_daemon_restart,
 		                                setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hold_survives_daemon_kill, setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
