@@ -71,3 +71,6 @@ check-e2e: e2e-images
 	python3 tests/e2e/race.py --configs $(E2E_CONFIGS) --judge $(E2E_JUDGE) \
 		--expect-race '$(E2E_EXPECT_RACE)' --calls $(E2E_CALLS) --seed 1 \
 		--out build/e2e/check --check --counts build/results/e2e.counts $(RACE_ARGS)
+
+# test_hostile runs the reference client against a restarted daemon.
+check-unit: build/host/examples/modem-client

@@ -30,7 +30,7 @@ US_CLI_SRC := $(sort $(wildcard cli/*.c))
 US_TEST_COMMON := tests/unit/harness.c tests/unit/fake_power.c
 US_TESTS := $(patsubst tests/unit/%.c,%,$(sort $(wildcard tests/unit/test_*.c)))
 # Tests that exercise the IPC between processes/threads: also run under TSan.
-US_TSAN_TESTS := test_ipc test_powerloop test_alarm test_hooks test_ledger
+US_TSAN_TESTS := test_ipc test_powerloop test_alarm test_hooks test_ledger test_hostile
 
 US_MAN := build/man/libwakelock.3 build/man/wakelockd.8 build/man/wakelock.1 build/man/wakelockd.conf.5
 

@@ -69,8 +69,13 @@ int cmd_list(const struct cli *cli, int all)
 				char e[24] = "-";
 				if (exp >= 0)
 					snprintf(e, sizeof(e), "%lld", exp);
-				printf("%-20s %7d %6u %-20s %-7s %6u %10llu %10s\n", sl->name, sl->pid,
-				       sl->uid, ho->name, st, ho->depth, held, e);
+				char cn[4 * WL_NAME_MAX], hn[4 * WL_NAME_MAX];
+
+				/* Never a client's raw bytes on a terminal. */
+				wl_escape(cn, sizeof(cn), sl->name);
+				wl_escape(hn, sizeof(hn), ho->name);
+				printf("%-20s %7d %6u %-20s %-7s %6u %10llu %10s\n", cn, sl->pid,
+				       sl->uid, hn, st, ho->depth, held, e);
 			}
 			first = 0;
 		}
@@ -150,8 +155,11 @@ int cmd_stats(const struct cli *cli)
 			       (unsigned long long)sl->alarm_fires, ms(sl->alarm_late_ns),
 			       ms(sl->alarm_late_max_ns));
 		} else {
+			char cn[4 * WL_NAME_MAX];
+
+			wl_escape(cn, sizeof(cn), sl->name);
 			printf("%-20s %7d %9llu %10llu %10llu %10lld %8llu %7llu %7llu %7llu %8llu%s\n",
-			       sl->name, sl->pid, (unsigned long long)sl->acquire_count, ms(total),
+			       cn, sl->pid, (unsigned long long)sl->acquire_count, ms(total),
 			       ms(cur > sl->max_held_ns ? cur : sl->max_held_ns), ago,
 			       (unsigned long long)sl->prevented_count,
 			       (unsigned long long)sl->denied_count, (unsigned long long)sl->expire_count,

@@ -7,10 +7,23 @@
 #include "../lib/wl_proto.h"
 #include "cli.h"
 
+/* Names in the segment are as a client left them: cut every one at its
+ * field so that printing never runs into the next field (escaping of
+ * what is inside happens where it is printed). */
+static void terminate_names(struct wl_shm_slot *sl)
+{
+	sl->name[WL_NAME_MAX - 1] = 0;
+	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++)
+		sl->holds[j].name[WL_NAME_MAX - 1] = 0;
+	for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++)
+		sl->alarms[j].name[WL_NAME_MAX - 1] = 0;
+}
+
 int snapshot_take(const struct cli *cli, struct snapshot *s)
 {
 	struct wl_msg_rep rep;
 	struct wl_seg seg;
+	size_t size;
 	int sock, fd = -1, r;
 
 	memset(s, 0, sizeof(*s));
@@ -30,21 +43,31 @@ int snapshot_take(const struct cli *cli, struct snapshot *s)
 	}
 	/* Zeroed (free slots read as FREE); under the lock copy the header
 	 * and the live slots only: the segment is mostly unused slots. */
-	s->hdr = calloc(1, seg.hdr->size);
+	/* Clients can write the segment: read its size once, and use the
+	 * copy's counts, checked against that, never the live ones. */
+	size = seg.hdr->size;
+	if (size < sizeof(*seg.hdr) || size > seg.len) {
+		wl_seg_unmap(&seg);
+		return -EBADMSG;
+	}
+	s->hdr = calloc(1, size);
 	if (!s->hdr) {
 		wl_seg_unmap(&seg);
 		return -ENOMEM;
 	}
 	r = wl_lock(seg.hdr);
 	if (r == 0) {
-		uint32_t n = seg.hdr->nlive <= seg.hdr->nslots ? seg.hdr->nlive : seg.hdr->nslots;
-
 		memcpy(s->hdr, seg.hdr, sizeof(*seg.hdr));
-		for (uint32_t k = 0; k < n; k++) {
-			uint32_t i = seg.hdr->order[k];
+		if (s->hdr->nslots > WL_MAX_CLIENTS || s->hdr->nlive > s->hdr->nslots ||
+		    wl_shm_total_size(s->hdr->nslots) > size)
+			r = -EBADMSG;
+		for (uint32_t k = 0; r == 0 && k < s->hdr->nlive; k++) {
+			uint32_t i = s->hdr->order[k];
 
-			if (i < seg.hdr->nslots)
+			if (i < s->hdr->nslots) {
 				s->hdr->slots[i] = seg.hdr->slots[i];
+				terminate_names(&s->hdr->slots[i]);
+			}
 		}
 		wl_unlock(seg.hdr);
 	}

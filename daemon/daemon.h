@@ -40,6 +40,7 @@ struct daemon {
 	struct powerloop pl;
 	pthread_t power_thread;
 	int listen_fd, epfd, sig_fd, pid_fd;
+	int unclean_start;       /* a stale pid file: the last daemon died */
 	int alarm_fd;            /* timerfd of the wake alarms (main thread) */
 	int slot_conn[WL_MAX_CLIENTS];   /* connection of a registered slot, -1 */
 	char sock_path[4200], pid_path[4200];

@@ -134,6 +134,10 @@ static int lock_pidfile(struct daemon *d, char *err, size_t errlen)
 		d->pid_fd = -1;
 		return -EEXIST;
 	}
+	/* A clean exit removes the file; one left with a pid in it means the
+	 * previous daemon died (kill -9, crash) with clients holding. */
+	n = (int)pread(d->pid_fd, buf, sizeof(buf) - 1, 0);
+	d->unclean_start = n > 0;
 	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
 	if (ftruncate(d->pid_fd, 0) < 0 || pwrite(d->pid_fd, buf, (size_t)n, 0) < 0)
 		log_warn("cannot write %s", d->pid_path);
@@ -263,6 +267,11 @@ static int start(struct daemon *d, char *err, size_t errlen)
 	powerloop_init(&d->pl, d->seg.hdr, d->be, d->clk, &p);
 	d->pl.after_cycle = after_cycle;
 	d->pl.arg = d;
+	if (d->unclean_start) {
+		log_warn("previous wakelockd did not exit cleanly: staying awake %u ms for its "
+		         "clients to re-register", WLD_RESTART_GRACE_MS);
+		d->pl.start_grace_ns = (uint64_t)WLD_RESTART_GRACE_MS * 1000000u;
+	}
 	r = pthread_create(&d->power_thread, NULL, power_main, d);
 	if (r) {
 		snprintf(err, errlen, "pthread_create: %s", strerror(r));
@@ -274,6 +283,7 @@ static int start(struct daemon *d, char *err, size_t errlen)
 static void stop(struct daemon *d)
 {
 	struct timespec ts;
+	int keep_pid_file = 0;
 
 	sd_notify_send("STOPPING=1");
 	powerloop_request_stop(&d->pl);
@@ -291,13 +301,20 @@ static void stop(struct daemon *d)
 		powerloop_request_stop(&d->pl);
 	}
 	stats_write_file(d->stats_path, d->seg.hdr);
+	/* Clients still registered will re-register with our successor
+	 * (lib/watch.c): leave the pid file, so that it waits for them as
+	 * after a crash, also across a clean restart. */
+	for (unsigned i = 0; i < WLD_MAX_CONNS; i++)
+		if (d->conns[i].fd >= 0 && d->conns[i].slot >= 0)
+			keep_pid_file = 1;
 	server_close(d);
 	alarms_close(d);
 	segfile_retire(d->cfg.shm_path, &d->seg);
 	powerloop_destroy(&d->pl);
 	real_clock_free(d->clk);
 	sysfs_close(d->be);
-	unlink(d->pid_path);
+	if (!keep_pid_file)
+		unlink(d->pid_path);
 	close(d->pid_fd);
 }
 

@@ -359,6 +359,10 @@ int powerloop_run(struct powerloop *pl)
 {
 	int r;
 
+	if (pl->start_grace_ns) {
+		set_dstate(pl, WL_D_GRACE);
+		pl->clk->sleep_ns(pl->clk, pl->start_grace_ns);
+	}
 	while ((r = powerloop_cycle(pl)) == 0)
 		;
 	set_dstate(pl, WL_D_STOPPED);

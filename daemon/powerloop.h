@@ -8,6 +8,14 @@
 #include "backoff.h"
 #include "power.h"
 
+/*
+ * After an unclean exit of the previous daemon (kill -9, crash), the new
+ * one stays awake this long before its first suspend, so that clients
+ * that held under the old daemon can re-register their holds (the
+ * library retries for WL_REREGISTER_MS, lib/watch.c).  One place.
+ */
+#define WLD_RESTART_GRACE_MS 3000u
+
 struct power_params {
 	char state[8];
 	unsigned min_awake_ms;
@@ -32,6 +40,8 @@ struct powerloop {
 	/* Returns from the futex wait of step 3 (under the segment lock):
 	 * 0 while held and nothing happens. */
 	unsigned long wakeups;
+	/* Awake time before the first cycle (set before the loop starts). */
+	uint64_t start_grace_ns;
 	/* Called by the loop thread after each suspend attempt (stats file). */
 	void (*after_cycle)(struct powerloop *pl, void *arg);
 	void *arg;

@@ -159,6 +159,48 @@ static void drain(int fd, char *buf, size_t *len, size_t cap, unsigned work_ms)
 	}
 }
 
+/* How long a client keeps trying to reach a restarted daemon. */
+#define RECONNECT_MS 10000u
+
+static int lost_daemon(int r)
+{
+	return r == -ENOTCONN || r == -ESTALE;
+}
+
+/*
+ * The daemon exited or restarted: drop the old client and register again,
+ * retrying for up to RECONNECT_MS (a restart under systemd takes a moment),
+ * instead of dying and leaving calls unprotected for good.
+ */
+static void reconnect(wl_client **cl, wl_hold **h, const char *name)
+{
+	unsigned waited = 0, step = 50;
+	int r;
+
+	wl_client_close(*cl);           /* destroys *h too */
+	*cl = NULL;
+	*h = NULL;
+	for (;;) {
+		r = wl_client_open(NULL, name, cl);
+		if (r == 0)
+			r = wl_hold_create(*cl, "call", h);
+		if (r == 0)
+			break;
+		if (*cl) {
+			wl_client_close(*cl);
+			*cl = NULL;
+		}
+		if (waited >= RECONNECT_MS)
+			die("reconnect", r);
+		usleep(step * 1000u);
+		waited += step;
+		if (step < 1000)
+			step *= 2;
+	}
+	if (verbose)
+		fprintf(stderr, "modem-client: re-registered with wakelockd\n");
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -238,6 +280,16 @@ int main(int argc, char **argv)
 			/* The pattern: the hold is taken inside, before the kernel's
 			 * EPOLLWAKEUP source can lapse, and released at the next call. */
 			n = wl_epoll_wait(h, epfd, &ev, 1, -1);
+			if (lost_daemon(n)) {
+				/* The kernel's source still covers the event until our
+				 * next epoll_wait: take the new client's hold first. */
+				reconnect(&cl, &h, name);
+				if ((r = wl_hold_acquire(h)) < 0)
+					die("wl_hold_acquire", r);
+				drain(fd, buf, &len, sizeof(buf), work_ms);
+				wl_hold_release(h);
+				continue;
+			}
 			if (n < 0)
 				die("wl_epoll_wait", n);
 		} else {
@@ -246,12 +298,18 @@ int main(int argc, char **argv)
 				continue;
 			if (n < 0)
 				die("epoll_wait", errno);
-			if (hold && (r = wl_hold_acquire(h)) < 0)   /* too late: window open */
+			if (hold && lost_daemon(r = wl_hold_acquire(h))) {
+				reconnect(&cl, &h, name);
+				r = wl_hold_acquire(h);
+			}
+			if (hold && r < 0)   /* too late: window open */
 				die("wl_hold_acquire", r);
 		}
 		if (n > 0)
 			drain(fd, buf, &len, sizeof(buf), work_ms);
-		if (hold && !epollwakeup && (r = wl_hold_release(h)) < 0)
+		/* A release that finds the daemon gone has nothing left to
+		 * release; the next acquire reconnects. */
+		if (hold && !epollwakeup && (r = wl_hold_release(h)) < 0 && !lost_daemon(r))
 			die("wl_hold_release", r);
 	}
 }

@@ -13,7 +13,8 @@
  *
  * Thread safety: a wl_client and its holds may be used from several
  * threads at once.  A handle is not valid in a child after fork(): the
- * child must open its own client.
+ * child must open its own client.  Each client has a thread of its own
+ * (all signals blocked) that re-registers it after a daemon restart.
  *
  * See libwakelock(3) for the full contract.
  */
@@ -59,10 +60,11 @@ int wl_client_open(const char *socket_path, const char *name, wl_client **out);
 void wl_client_close(wl_client *c);
 
 /*
- * The client's connection to the daemon.  It becomes readable with
- * EPOLLHUP when the daemon exits; after that every call fails with
- * -ENOTCONN and the client should close and reopen.  Do not read or
- * write it.
+ * The client's connection to the daemon.  When the daemon exits or
+ * restarts, a thread of the library registers the client again and moves
+ * its holds over (retrying for 10 s; the descriptor keeps its number).
+ * Only if that fails, or the client has wake alarms, does every call fail
+ * with -ENOTCONN: then close and reopen.  Do not read or write it.
  */
 int wl_client_fd(const wl_client *c);
 

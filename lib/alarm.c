@@ -126,13 +126,14 @@ int wl_alarm_fd(const wl_alarm *a)
 /* Take note of fires not seen yet: their number, 0 if none. */
 static int acknowledge(wl_alarm *a)
 {
-	struct wl_shm_header *hdr = a->c->seg.hdr;
+	struct wl_shm_header *hdr;
 	const struct wl_shm_alarm *al;
 	uint64_t cnt, n;
 	int r = wl_client_lock(a->c);
 
 	if (r < 0)
 		return r;
+	hdr = a->c->seg.hdr;
 	/* Drain first: the daemon bumps fired_seq before it signals, under
 	 * this lock, so a signal drained here is always covered by the
 	 * fired_seq read next.  A later signal leaves the fd readable and
@@ -141,7 +142,7 @@ static int acknowledge(wl_alarm *a)
 		;
 	al = &hdr->slots[a->c->slot].alarms[a->index];
 	if (!al->in_use) {
-		wl_unlock(hdr);
+		wl_client_unlock(a->c);
 		wl_set_error("wakelockd no longer knows this alarm");
 		return -ESTALE;
 	}
@@ -150,7 +151,7 @@ static int acknowledge(wl_alarm *a)
 		a->seen = al->fired_seq;
 		a->pending = 1;
 	}
-	wl_unlock(hdr);
+	wl_client_unlock(a->c);
 	return n > 0x7fffffff ? 0x7fffffff : (int)n;
 }
 
@@ -202,19 +203,19 @@ int wl_alarm_done(wl_alarm *a)
 
 	if (!a)
 		return -EINVAL;
-	hdr = a->c->seg.hdr;
 	r = wl_client_lock(a->c);
 	if (r < 0)
 		return r;
+	hdr = a->c->seg.hdr;
 	if (!a->pending) {
-		wl_unlock(hdr);
+		wl_client_unlock(a->c);
 		wl_set_error("no fire of this alarm awaits wl_alarm_done");
 		return -EINVAL;
 	}
 	a->pending = 0;
 	al = &hdr->slots[a->c->slot].alarms[a->index];
 	if (!al->in_use) {
-		wl_unlock(hdr);
+		wl_client_unlock(a->c);
 		return 0;
 	}
 	al->done_seq = a->seen;
@@ -228,7 +229,7 @@ int wl_alarm_done(wl_alarm *a)
 
 		wl_table_acquire(hdr, a->c->slot, al->hold, (uint64_t)ms * 1000000u, WL_NOW_LAZY);
 	}
-	wl_unlock(hdr);
+	wl_client_unlock(a->c);
 	return 0;
 }
 

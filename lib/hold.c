@@ -24,13 +24,15 @@ int wl_hold_create(wl_client *c, const char *name, wl_hold **out)
 		return r;
 	}
 	r = wl_table_hold_alloc(c->seg.hdr, c->slot, name);
-	wl_unlock(c->seg.hdr);
 	if (r < 0) {
+		wl_client_unlock(c);
 		free(h);
 		return r;
 	}
 	h->c = c;
 	h->index = (uint32_t)r;
+	/* Linked before the client lock is dropped: a re-registration
+	 * (watch.c) moves every listed hold, and must not miss this one. */
 	pthread_mutex_lock(&c->holds_lock);
 	h->next = c->holds;
 	if (h->next)
@@ -38,22 +40,28 @@ int wl_hold_create(wl_client *c, const char *name, wl_hold **out)
 	h->pprev = &c->holds;
 	c->holds = h;
 	pthread_mutex_unlock(&c->holds_lock);
+	wl_client_unlock(c);
 	*out = h;
 	return 0;
 }
 
 void wl_hold_destroy(wl_hold *h)
 {
+	wl_client *c;
+	int r;
+
 	if (!h)
 		return;
-	pthread_mutex_lock(&h->c->holds_lock);
+	c = h->c;
+	r = wl_client_lock(c);
+	pthread_mutex_lock(&c->holds_lock);
 	*h->pprev = h->next;
 	if (h->next)
 		h->next->pprev = h->pprev;
-	pthread_mutex_unlock(&h->c->holds_lock);
-	if (wl_client_lock(h->c) == 0) {
-		wl_table_hold_free(h->c->seg.hdr, h->c->slot, h->index, WL_NOW_LAZY);
-		wl_unlock(h->c->seg.hdr);
+	pthread_mutex_unlock(&c->holds_lock);
+	if (r == 0) {
+		wl_table_hold_free(c->seg.hdr, c->slot, h->index, WL_NOW_LAZY);
+		wl_client_unlock(c);
 	}
 	free(h);
 }
@@ -69,7 +77,7 @@ static int acquire(wl_hold *h, uint64_t timeout_ns)
 		return r;
 	/* WL_NOW_LAZY: the clock is read only if the hold changes state. */
 	r = wl_table_acquire(h->c->seg.hdr, h->c->slot, h->index, timeout_ns, WL_NOW_LAZY);
-	wl_unlock(h->c->seg.hdr);
+	wl_client_unlock(h->c);
 	return r;
 }
 
@@ -95,7 +103,7 @@ int wl_hold_release(wl_hold *h)
 	if (r < 0)
 		return r;
 	r = wl_table_release(h->c->seg.hdr, h->c->slot, h->index, 0, WL_NOW_LAZY);
-	wl_unlock(h->c->seg.hdr);
+	wl_client_unlock(h->c);
 	return r;
 }
 
@@ -111,6 +119,6 @@ int wl_hold_is_held(wl_hold *h)
 		return r;
 	sh = &h->c->seg.hdr->slots[h->c->slot].holds[h->index];
 	r = sh->depth > 0 || (sh->deadline && sh->deadline > wl_now_mono());
-	wl_unlock(h->c->seg.hdr);
+	wl_client_unlock(h->c);
 	return r;
 }

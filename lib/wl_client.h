@@ -17,6 +17,18 @@ struct wl_client {
 	/* One request and its reply at a time on sock (alarm requests may
 	 * come from several threads). */
 	pthread_mutex_t sock_lock;
+	/*
+	 * Re-registration with a restarted daemon (watch.c).  Read side: any
+	 * use of seg, slot or a hold's index (wl_client_lock); write side:
+	 * the watcher moving the holds to the new daemon's segment.
+	 */
+	pthread_rwlock_t reg_lock;
+	int lost;                    /* atomic: re-registration given up */
+	char name[WL_NAME_MAX];
+	char *sock_path;             /* as given to wl_client_open, or NULL */
+	pthread_t watcher;
+	int watch_stop[2];           /* pipe: wl_client_close ends the watcher */
+	int watching;
 };
 
 struct wl_hold {
@@ -37,6 +49,13 @@ struct wl_alarm {
 };
 
 int wl_client_lock(wl_client *c);
+void wl_client_unlock(wl_client *c);
+
+/* watch.c: a thread per client that notices the daemon's hang-up and
+ * registers the client's holds with its successor. */
+#define WL_REREGISTER_MS 10000u
+int wl_watch_start(wl_client *c);
+void wl_watch_stop(wl_client *c);
 /* alarm.c: free the handles without asking the daemon (it reaps them
  * with the connection). */
 void wl_alarm_forget_all(wl_client *c);
