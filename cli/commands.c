@@ -198,11 +198,11 @@ int cmd_status(const struct cli *cli)
 	}
 	if (cli->json) {
 		printf("{\"daemon_pid\":%d,\"abi\":\"%u.%u\",\"state\":\"%s\",\"counter\":%u,"
-		       "\"clients\":%u,\"holding\":%u,\"denied\":%u,\"repairs\":%u,"
+		       "\"clients\":%u,\"holding\":%u,\"denied\":%u,"
 		       "\"attempts\":%llu,\"successes\":%llu,\"asleep_ms\":%llu,"
 		       "\"alarms_armed\":%u,\"alarms_wake_system\":%s}\n",
 		       h->daemon_pid, h->abi_major, h->abi_minor, dstate_name(h->dstate), h->counter,
-		       clients, holders, denied, h->repairs, (unsigned long long)h->dstats.attempts,
+		       clients, holders, denied, (unsigned long long)h->dstats.attempts,
 		       (unsigned long long)h->dstats.successes, ms(h->dstats.asleep_ns), alarms,
 		       h->dstats.alarm_wakes ? "true" : "false");
 	} else {

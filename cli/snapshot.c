@@ -7,8 +7,8 @@
 #include "../lib/wl_proto.h"
 #include "cli.h"
 
-/* Names in the segment are as a client left them: cut every one at its
- * field so that printing never runs into the next field (escaping of
+/* Names are as the daemon recorded them; cut every one at its field all
+ * the same, so that printing never runs into the next field (escaping of
  * what is inside happens where it is printed). */
 static void terminate_names(struct wl_shm_slot *sl)
 {
@@ -41,10 +41,8 @@ int snapshot_take(const struct cli *cli, struct snapshot *s)
 		wl_set_error("shared segment rejected: %s", wl_strerror(r));
 		return r;
 	}
-	/* Zeroed (free slots read as FREE); under the lock copy the header
-	 * and the live slots only: the segment is mostly unused slots. */
-	/* Clients can write the segment: read its size once, and use the
-	 * copy's counts, checked against that, never the live ones. */
+	/* A snapshot the daemon made for us (sealed, nobody writes it);
+	 * still, use counts checked against the mapping's size only. */
 	size = seg.hdr->size;
 	if (size < sizeof(*seg.hdr) || size > seg.len) {
 		wl_seg_unmap(&seg);
@@ -55,21 +53,18 @@ int snapshot_take(const struct cli *cli, struct snapshot *s)
 		wl_seg_unmap(&seg);
 		return -ENOMEM;
 	}
-	r = wl_lock(seg.hdr);
-	if (r == 0) {
-		memcpy(s->hdr, seg.hdr, sizeof(*seg.hdr));
-		if (s->hdr->nslots > WL_MAX_CLIENTS || s->hdr->nlive > s->hdr->nslots ||
-		    wl_shm_total_size(s->hdr->nslots) > size)
-			r = -EBADMSG;
-		for (uint32_t k = 0; r == 0 && k < s->hdr->nlive; k++) {
-			uint32_t i = s->hdr->order[k];
+	memcpy(s->hdr, seg.hdr, sizeof(*seg.hdr));
+	r = 0;
+	if (s->hdr->nslots > WL_MAX_CLIENTS || s->hdr->nlive > s->hdr->nslots ||
+	    wl_shm_total_size(s->hdr->nslots) > size)
+		r = -EBADMSG;
+	for (uint32_t k = 0; r == 0 && k < s->hdr->nlive; k++) {
+		uint32_t i = s->hdr->order[k];
 
-			if (i < s->hdr->nslots) {
-				s->hdr->slots[i] = seg.hdr->slots[i];
-				terminate_names(&s->hdr->slots[i]);
-			}
+		if (i < s->hdr->nslots) {
+			s->hdr->slots[i] = seg.hdr->slots[i];
+			terminate_names(&s->hdr->slots[i]);
 		}
-		wl_unlock(seg.hdr);
 	}
 	s->now_mono = wl_now_mono();
 	wl_seg_unmap(&seg);

@@ -10,8 +10,9 @@
  *     kernel keeps the system awake from the expiry until this thread
  *     calls epoll_wait() again, i.e. until the holds below are taken;
  *   daemon -> client: the alarm's hold ("alarm:NAME", timed by
- *     alarm_timeout_ms) is acquired under the segment lock BEFORE the
- *     client's eventfd is signalled; the client releases it when done.
+ *     alarm_timeout_ms, owned by the daemon) is acquired BEFORE the
+ *     client's eventfd is signalled; it ends when the client reports the
+ *     work done in its region (wl_alarm_done, lib/table.c alarms_ack).
  * A denied client's alarms fire too, but their holds are not counted.
  */
 #include <errno.h>
@@ -80,10 +81,9 @@ int alarms_open(struct daemon *d, char *err, size_t errlen)
 
 void alarms_set_timeout(struct daemon *d)
 {
-	if (wl_lock(d->seg.hdr) == 0) {
-		d->seg.hdr->alarm_timeout_ms = d->cfg.alarm_timeout_ms;
-		wl_unlock(d->seg.hdr);
-	}
+	wl_lock(d->seg.hdr);
+	d->seg.hdr->alarm_timeout_ms = d->cfg.alarm_timeout_ms;
+	wl_unlock(d->seg.hdr);
 }
 
 void alarms_close(struct daemon *d)
@@ -169,9 +169,7 @@ void alarms_timer_event(struct daemon *d)
 	 * below is what counts. */
 	if (read(d->alarm_fd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		log_warn("alarm timer: %s", strerror(errno));
-	if (wl_lock(hdr) < 0)
-		return;
-	/* After the lock: it may have waited for a suspend attempt. */
+	wl_lock(hdr);
 	boot = boot_now();
 	mono = wl_now_mono();
 	for (uint32_t k = 0; k < hdr->nlive; k++) {
@@ -221,7 +219,7 @@ static void do_create(struct daemon *d, struct conn *c, const char *name, int fd
 	char hold[WL_NAME_MAX];
 	struct wl_shm_slot *s;
 	uint32_t j;
-	int h, r;
+	int h;
 
 	if (wl_name_check(name) < 0 || strlen(name) >= WL_ALARM_NAME_MAX) {
 		server_reply(c, -EINVAL, 0, 0, -1, "invalid alarm name");
@@ -236,11 +234,7 @@ static void do_create(struct daemon *d, struct conn *c, const char *name, int fd
 		goto out;
 	}
 	snprintf(hold, sizeof(hold), WL_ALARM_HOLD_PREFIX "%s", name);
-	r = wl_lock(hdr);
-	if (r < 0) {
-		server_reply(c, r, 0, 0, -1, strerror(-r));
-		goto out;
-	}
+	wl_lock(hdr);
 	s = &hdr->slots[c->slot];
 	for (j = 0; j < WL_MAX_ALARMS_PER_CLIENT && s->alarms[j].in_use; j++)
 		;
@@ -249,7 +243,7 @@ static void do_create(struct daemon *d, struct conn *c, const char *name, int fd
 		server_reply(c, -ENOSPC, 0, 0, -1, "the client has the most alarms allowed");
 		goto out;
 	}
-	h = wl_table_hold_alloc(hdr, (uint32_t)c->slot, hold);
+	h = wl_table_hold_alloc(hdr, (uint32_t)c->slot, hold, WL_HOLD_DAEMON, -1);
 	if (h < 0) {
 		wl_unlock(hdr);
 		server_reply(c, h, 0, 0, -1, h == -ENOSPC ? "no hold left for the alarm" : NULL);
@@ -259,6 +253,7 @@ static void do_create(struct daemon *d, struct conn *c, const char *name, int fd
 	snprintf(s->alarms[j].name, sizeof(s->alarms[j].name), "%s", name);
 	s->alarms[j].hold = (uint32_t)h;
 	s->alarms[j].in_use = 1;
+	s->alarm_count++;
 	wl_unlock(hdr);
 	if (c->alarm_efd[j] >= 0)
 		close(c->alarm_efd[j]);
@@ -271,7 +266,7 @@ out:
 		close(fd);
 }
 
-void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_alarm *m, int fd)
+void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
 	struct wl_shm_alarm *al;
@@ -294,11 +289,8 @@ void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_alarm 
 	}
 	if (fd >= 0)
 		close(fd);
-	r = wl_lock(hdr);
-	if (r < 0) {
-		server_reply(c, r, 0, 0, -1, strerror(-r));
-		return;
-	}
+	r = 0;
+	wl_lock(hdr);
 	if (m->index >= WL_MAX_ALARMS_PER_CLIENT ||
 	    !hdr->slots[c->slot].alarms[m->index].in_use) {
 		wl_unlock(hdr);
@@ -321,6 +313,7 @@ void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_alarm 
 		/* Releases a pending fire's hold too. */
 		wl_table_hold_free(hdr, (uint32_t)c->slot, al->hold, wl_now_mono());
 		memset(al, 0, sizeof(*al));
+		hdr->slots[c->slot].alarm_count--;
 		if (c->alarm_efd[m->index] >= 0)
 			close(c->alarm_efd[m->index]);
 		c->alarm_efd[m->index] = -1;
@@ -328,5 +321,7 @@ void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_alarm 
 	}
 	alarms_rearm(d);
 	wl_unlock(hdr);
+	/* A destroyed alarm's hold may have been the last. */
+	powerloop_kick(&d->pl);
 	server_reply(c, r, 0, 0, -1, why);
 }

@@ -32,7 +32,6 @@ void config_defaults(struct wld_config *c)
 	c->hook_timeout_ms = WLD_DEFAULT_HOOK_TIMEOUT_MS;
 	c->max_clients_per_uid = WLD_DEFAULT_MAX_CLIENTS_PER_UID;
 	strcpy(c->run_dir, WLD_DEFAULT_RUN_DIR);
-	strcpy(c->shm_path, WLD_DEFAULT_SHM);
 	c->log_level = LOG_L_INFO;
 }
 
@@ -205,7 +204,8 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 	if (KEY("paths", "run_dir"))
 		return set_path(c->run_dir, sizeof(c->run_dir), v);
 	if (KEY("paths", "shm"))
-		return set_path(c->shm_path, sizeof(c->shm_path), v);
+		return "shm is no longer used: the segment is a memfd passed over the socket "
+		       "(remove the setting)";
 	if (KEY("paths", "stats_file"))
 		return set_path(c->stats_file, sizeof(c->stats_file), v);
 	if (KEY("log", "level"))
@@ -520,7 +520,6 @@ void config_usage(void)
 	       "      --deny NAME            deny a client by name (repeatable)\n"
 	       "      --root DIR             prefix for /sys (tests)\n"
 	       "      --run-dir DIR          socket and pid file (default " WLD_DEFAULT_RUN_DIR ")\n"
-	       "      --shm PATH             shared segment (default " WLD_DEFAULT_SHM ")\n"
 	       "      --stats-file PATH      write statistics as JSON after every cycle\n"
 	       "  -f, --foreground           do not detach\n"
 	       "      --log-level L          debug | info | warn | error\n"
@@ -580,8 +579,8 @@ static const char *validate(struct wld_config *c)
 		return "hook_timeout_ms must be at least 1";
 	if (c->mem_sleep[0] && strcmp(c->state, "mem"))
 		return "mem_sleep only applies to state = mem";
-	if (!c->run_dir[0] || !c->shm_path[0])
-		return "run_dir and shm must be set";
+	if (!c->run_dir[0])
+		return "run_dir must be set";
 	return NULL;
 }
 

@@ -10,7 +10,6 @@
 #define WLD_MAX_DENY 64
 #define WLD_DEFAULT_CONFIG "/etc/wakelockd.conf"
 #define WLD_DEFAULT_RUN_DIR "/run/wakelockd"
-#define WLD_DEFAULT_SHM "/dev/shm/wakelockd"
 #define WLD_DEFAULT_ALARM_TIMEOUT_MS 10000u
 #define WLD_DEFAULT_HOOK_TIMEOUT_MS 5000u
 #define WLD_DEFAULT_MAX_CLIENTS_PER_UID 128u
@@ -45,7 +44,6 @@ struct wld_config {
 	/* [paths] */
 	char root[PATH_MAX];         /* prefix for /sys; "" = / */
 	char run_dir[PATH_MAX];
-	char shm_path[PATH_MAX];
 	char stats_file[PATH_MAX];
 	/* [log] */
 	int log_level;

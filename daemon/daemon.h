@@ -16,7 +16,7 @@
 #define IDX_SIGNAL 0xfffffffeu
 #define IDX_ALARM 0xfffffffdu
 
-struct wl_msg_alarm;
+struct wl_msg_arg;
 
 struct conn {
 	int fd;              /* -1 = free */
@@ -43,6 +43,9 @@ struct daemon {
 	int unclean_start;       /* a stale pid file: the last daemon died */
 	int alarm_fd;            /* timerfd of the wake alarms (main thread) */
 	int slot_conn[WL_MAX_CLIENTS];   /* connection of a registered slot, -1 */
+	/* Each registered client's region, mapped read-only; changed by
+	 * this thread under the segment lock, read by the power thread. */
+	const struct wl_region *regions[WL_MAX_CLIENTS];
 	char sock_path[4200], pid_path[4200];
 	char stats_path[4096];   /* fixed at start: read by the power thread */
 	struct conn conns[WLD_MAX_CONNS];
@@ -60,6 +63,8 @@ void server_apply_policy(struct daemon *d);
 void server_close(struct daemon *d);
 void server_reply(struct conn *c, int status, uint32_t slot, uint64_t id, int fd,
                   const char *msg);
+void server_reply_fds(struct conn *c, int status, uint32_t slot, uint64_t id, const int *fds,
+                      unsigned nfds, const char *msg);
 int daemon_reload(struct daemon *d);   /* main.c */
 
 /* alarms.c: wake alarms, in the main thread. */
@@ -71,7 +76,7 @@ void alarms_set_timeout(struct daemon *d);
 void alarms_timer_event(struct daemon *d);
 /* An alarm request of a connection; replies.  fd: a passed descriptor
  * (taken over), -1 if none. */
-void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_alarm *m, int fd);
+void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd);
 /* Set the timer to the next fire time (segment lock held). */
 void alarms_rearm(struct daemon *d);
 /* The connection's alarms are gone with its slot: close its eventfds. */

@@ -24,7 +24,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "sdnotify.h"
-#include "segfile.h"
+#include "../lib/wl_region.h"
 
 static void to_params(const struct wld_config *c, struct power_params *p)
 {
@@ -61,13 +61,12 @@ int daemon_reload(struct daemon *d)
 		return -EINVAL;
 	}
 	if (strcmp(n.root, d->cfg.root) || strcmp(n.run_dir, d->cfg.run_dir) ||
-	    strcmp(n.shm_path, d->cfg.shm_path) || strcmp(n.group, d->cfg.group) ||
+	    strcmp(n.group, d->cfg.group) ||
 	    strcmp(n.stats_file, d->cfg.stats_file) || n.use_syslog != d->cfg.use_syslog)
 		log_warn("reload: paths, group and log target change only on restart");
 	/* Keep what cannot change at run time. */
 	memcpy(n.root, d->cfg.root, sizeof(n.root));
 	memcpy(n.run_dir, d->cfg.run_dir, sizeof(n.run_dir));
-	memcpy(n.shm_path, d->cfg.shm_path, sizeof(n.shm_path));
 	memcpy(n.stats_file, d->cfg.stats_file, sizeof(n.stats_file));
 	memcpy(n.group, d->cfg.group, sizeof(n.group));
 	n.gid = d->cfg.gid;
@@ -233,9 +232,12 @@ static int start(struct daemon *d, char *err, size_t errlen)
 	               d->cfg.wake_reasons, &d->be, err, errlen);
 	if (r < 0)
 		return r;
-	r = segfile_create(d->cfg.shm_path, d->cfg.gid, d->cfg.have_gid, &d->seg, err, errlen);
-	if (r < 0)
+	/* An anonymous memfd, sealed: no path anyone could squat or open. */
+	r = wl_seg_create(&d->seg, WL_MAX_CLIENTS);
+	if (r < 0) {
+		snprintf(err, errlen, "cannot create the shared segment (memfd): %s", strerror(-r));
 		return r;
+	}
 	d->clk = real_clock_new();
 	if (!d->clk)
 		return -ENOMEM;
@@ -255,16 +257,19 @@ static int start(struct daemon *d, char *err, size_t errlen)
 	}
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = IDX_SIGNAL };
 	epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sig_fd, &ev);
+	snprintf(d->stats_path, sizeof(d->stats_path), "%s", d->cfg.stats_file);
+	to_params(&d->cfg, &p);
+	r = powerloop_init(&d->pl, d->seg.hdr, d->regions, d->be, d->clk, &p);
+	if (r < 0) {
+		snprintf(err, errlen, "eventfd: %s", strerror(-r));
+		return r;
+	}
 	r = server_open(d, err, errlen);
 	if (r < 0)
 		return r;
 	r = alarms_open(d, err, errlen);
 	if (r < 0)
 		return r;
-
-	snprintf(d->stats_path, sizeof(d->stats_path), "%s", d->cfg.stats_file);
-	to_params(&d->cfg, &p);
-	powerloop_init(&d->pl, d->seg.hdr, d->be, d->clk, &p);
 	d->pl.after_cycle = after_cycle;
 	d->pl.arg = d;
 	if (d->unclean_start) {
@@ -309,7 +314,13 @@ static void stop(struct daemon *d)
 			keep_pid_file = 1;
 	server_close(d);
 	alarms_close(d);
-	segfile_retire(d->cfg.shm_path, &d->seg);
+	/* Clients waiting on our phase, or about to, see that we are gone. */
+	__atomic_store_n(&d->seg.hdr->dstate, WL_D_STOPPED, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->seg.hdr->gone, 1, __ATOMIC_SEQ_CST);
+	wl_phase_wake(d->seg.hdr);
+	for (unsigned i = 0; i < WL_MAX_CLIENTS; i++)
+		wl_region_unmap(d->regions[i]);
+	wl_seg_unmap(&d->seg);
 	powerloop_destroy(&d->pl);
 	real_clock_free(d->clk);
 	sysfs_close(d->be);
@@ -372,8 +383,8 @@ int main(int argc, char **argv)
 			unlink(d.pid_path);
 		return 1;
 	}
-	log_info("running: state %s%s%s, socket %s, segment %s", d.cfg.state,
-	         d.cfg.mem_sleep[0] ? "/" : "", d.cfg.mem_sleep, d.sock_path, d.cfg.shm_path);
+	log_info("running: state %s%s%s, socket %s", d.cfg.state,
+	         d.cfg.mem_sleep[0] ? "/" : "", d.cfg.mem_sleep, d.sock_path);
 	ready(&ready_fd);
 
 	for (;;) {

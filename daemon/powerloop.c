@@ -1,39 +1,40 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The power manager's loop (docs/design.md §3):
- *   1 read wakeup_count   2 lock   3 wait while the counter is nonzero
- *   4 unlock              5 write the count back (failed: back to 1)
- *   6 suspend, back to 1
+ *   1 read wakeup_count   2 close the phase   3 wait while a client holds
+ *   5 write the count back (failed: back to 1)   6 suspend   4 open the phase
  * (with a pre-suspend hook, it runs before step 1 once no hold is active;
- * the post-resume hook after step 4 of an attempt that suspended)
- * with one deliberate change: steps 5 and 6 run with the lock still held
- * and step 4 moves after them.  Reason (Android's lesson): if we unlocked
- * after seeing zero, a client could take a hold between our check and the
- * write to /sys/power/state and the system would suspend under it,
- * silently.  Holding the lock makes such a client block in its acquire
- * until the suspend attempt is over; its acquire returns only when the
- * system is awake again, so no hold is ever reported taken while the
- * system goes to sleep.  The cost is that acquires block for the length
- * of one suspend entry (they would be frozen anyway).
+ * the post-resume hook after an attempt that suspended).
+ *
+ * Step 2 is the daemon's half of the handshake with the clients' fast path
+ * (lib/wl_region.h): hdr->phase goes CLOSED before the last look at the
+ * regions, and stays CLOSED through steps 5 and 6.  A client that takes a
+ * hold after that look sees CLOSED and waits in its acquire until the
+ * attempt is over, so no hold is ever reported taken while the system
+ * goes to sleep (Android's lesson: unlocking after the check would let a
+ * hold slip in between the check and the write to /sys/power/state).
+ * The cost is that such an acquire blocks for one suspend entry (it would
+ * be frozen anyway).  The phase is a word in the published segment that
+ * clients only read: the daemon never waits for a client.
  */
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include "../lib/wl_region.h"
 #include "log.h"
 #include "powerloop.h"
 
 /*
- * Step 3 sleeps on the segment's futex word without a timeout unless a
- * timed hold is pending (then until the earliest expiry): no periodic
+ * Step 3 sleeps in poll() on the loop's eventfd, without a timeout unless
+ * a timed hold is pending (then until the earliest end): no periodic
  * wake-ups while the system is held awake.  Every event that can end or
- * change the wait bumps wake_seq under the segment lock (wl_notify):
- *   last allowed hold released / cancelled  hold_sync (counter -> 0)
- *   earlier timed hold                      wl_table_acquire
- *   client reaped                           wl_table_slot_free
- *   deny/allow change                       wl_table_set_allowed
- *   EOWNERDEAD repair                       wl_table_recount
- *   config reload                           powerloop_set_params
- *   stop                                    powerloop_request_stop
- *   daemon replaced                         segfile (mark_gone)
+ * change the wait writes the eventfd (powerloop_kick):
+ *   a client's last hold released       the client (hdr->waiting set)
+ *   an alarm's work done                the client (wl_alarm_done)
+ *   client reaped, deny/allow change    the main thread (server.c)
+ *   config reload, stop                 powerloop_set_params / _request_stop
  */
 
 /*
@@ -51,22 +52,57 @@
 #define ABORT_BACKOFF_INITIAL_MS 10u
 #define ABORT_BACKOFF_MAX_MS 1000u
 
-void powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr, struct power_backend *be,
-                    struct power_clock *clk, const struct power_params *p)
+int powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr,
+                   const struct wl_region *const *regions, struct power_backend *be,
+                   struct power_clock *clk, const struct power_params *p)
 {
 	memset(pl, 0, sizeof(*pl));
+	pl->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (pl->kick_fd < 0)
+		return -errno;
 	pl->hdr = hdr;
+	pl->regions = regions;
 	pl->be = be;
 	pl->clk = clk;
 	pl->params = *p;
 	pthread_mutex_init(&pl->plock, NULL);
 	backoff_init(&pl->bo, p->backoff_initial_ms, p->backoff_factor, p->backoff_max_ms);
 	backoff_init(&pl->abort_bo, ABORT_BACKOFF_INITIAL_MS, 2, ABORT_BACKOFF_MAX_MS);
+	return 0;
 }
 
 void powerloop_destroy(struct powerloop *pl)
 {
 	pthread_mutex_destroy(&pl->plock);
+	if (pl->kick_fd >= 0)
+		close(pl->kick_fd);
+	pl->kick_fd = -1;
+}
+
+void powerloop_kick(struct powerloop *pl)
+{
+	uint64_t one = 1;
+
+	if (write(pl->kick_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is full, so the loop wakes anyway */
+	}
+}
+
+/* Sleep until kicked or timeout_ns (0: no timeout). */
+static void wait_kick(struct powerloop *pl, uint64_t timeout_ns)
+{
+	struct pollfd p = { .fd = pl->kick_fd, .events = POLLIN };
+	uint64_t cnt;
+	int ms = -1;
+
+	if (timeout_ns)
+		ms = timeout_ns / 1000000u >= INT_MAX ? INT_MAX : (int)((timeout_ns + 999999u) / 1000000u);
+	if (poll(&p, 1, ms) > 0) {
+		/* Many kicks, one look. */
+		if (read(pl->kick_fd, &cnt, sizeof(cnt)) < 0) {
+			/* EAGAIN: another reader drained it */
+		}
+	}
 }
 
 void powerloop_set_params(struct powerloop *pl, const struct power_params *p)
@@ -76,17 +112,9 @@ void powerloop_set_params(struct powerloop *pl, const struct power_params *p)
 	pl->have_pending = 1;
 	pthread_mutex_unlock(&pl->plock);
 	/* Wake a waiting loop so that this cycle already uses them (it takes
-	 * them in wait_for_zero).  Notify under the segment lock: the loop
-	 * checks for pending parameters under it, so the wake-up cannot fall
-	 * between its check and its sleep.  Without the lock (a client stuck
-	 * inside it for a second), notify anyway: the loop is then not
-	 * between check and sleep, as it would need that lock. */
-	if (wl_lock_timeout(pl->hdr, 1000) == 0) {
-		wl_notify(pl->hdr);
-		wl_unlock(pl->hdr);
-	} else {
-		wl_notify(pl->hdr);
-	}
+	 * them in wait_for_zero).  The eventfd keeps the kick until the loop
+	 * reads it, so it cannot fall between its check and its sleep. */
+	powerloop_kick(pl);
 }
 
 static void take_params(struct powerloop *pl)
@@ -114,6 +142,13 @@ static void set_dstate(struct powerloop *pl, enum wl_daemon_state s)
 	__atomic_store_n(&pl->hdr->dstate, s, __ATOMIC_RELAXED);
 }
 
+/* Step 4: acquires that saw CLOSED go on. */
+static void open_phase(struct powerloop *pl)
+{
+	__atomic_store_n(&pl->hdr->phase, WL_PHASE_OPEN, __ATOMIC_SEQ_CST);
+	wl_phase_wake(pl->hdr);
+}
+
 /* Count a failure by errno (lock held). */
 static void count_errno(struct wl_shm_dstats *st, int err)
 {
@@ -130,14 +165,13 @@ static void count_errno(struct wl_shm_dstats *st, int err)
 	st->by_errno[i].count++;
 }
 
-/* Published under the segment lock like every other statistic: readers
- * (the stats file, `wakelock status`) copy the statistics as a whole. */
+/* Published under the lock like every other statistic: readers (the
+ * stats file, `wakelock status`) copy the statistics as a whole. */
 static void set_backoff_ms(struct wl_shm_header *hdr, uint64_t ms)
 {
-	if (wl_lock(hdr) == 0) {
-		hdr->dstats.backoff_ms = ms;
-		wl_unlock(hdr);
-	}
+	wl_lock(hdr);
+	hdr->dstats.backoff_ms = ms;
+	wl_unlock(hdr);
 }
 
 static void backoff_sleep(struct powerloop *pl, struct backoff *bo)
@@ -150,45 +184,78 @@ static void backoff_sleep(struct powerloop *pl, struct backoff *bo)
 	pl->clk->sleep_ns(pl->clk, ms * 1000000u);
 }
 
-/* Step 3 (lock held): wait until no allowed hold is active, expiring timed
- * holds on the way.  Returns 0, 1 when stopping, <0 on lock failure. */
+/* Credit every holder with this prevented attempt once (lock held);
+ * a denied client that holds is counted apart. */
+static void count_prevented(struct wl_shm_header *hdr)
+{
+	for (uint32_t k = 0; k < hdr->nlive; k++) {
+		struct wl_shm_slot *s = &hdr->slots[hdr->order[k]];
+
+		if (s->holding && s->allowed)
+			s->prevented_count++;
+		else if (s->holding)
+			s->denied_count++;
+	}
+	hdr->dstats.waits++;
+}
+
+/* How many clients hold now (takes the lock). */
+static uint32_t holders(struct powerloop *pl, uint64_t *next, int first)
+{
+	struct wl_shm_header *hdr = pl->hdr;
+	uint32_t n;
+
+	wl_lock(hdr);
+	wl_table_update_rt_offset(hdr);
+	n = wl_table_holders(hdr, pl->regions, wl_now_mono(), next);
+	if (n && first)
+		count_prevented(hdr);
+	wl_unlock(hdr);
+	return n;
+}
+
+/*
+ * Steps 2 and 3: wait until no allowed client holds.  Returns 0 with the
+ * phase CLOSED (the caller opens it when the attempt is over), 1 when
+ * stopping (phase open).
+ *
+ * hdr->waiting stays set throughout, so that a client releasing its last
+ * hold at any point kicks us.  Most looks happen with the phase open (an
+ * acquire meanwhile does not wait); only when nobody held does the phase
+ * close, and a second look decides.
+ */
 static int wait_for_zero(struct powerloop *pl)
 {
 	struct wl_shm_header *hdr = pl->hdr;
-	int counted = 0, r;
+	int counted = 0;
 
+	__atomic_store_n(&hdr->waiting, 1, __ATOMIC_SEQ_CST);
 	for (;;) {
-		uint64_t now, next;
+		uint64_t next = 0, now;
 
 		if (stopping(pl))
-			return 1;
-		/* A reload while we wait applies to this cycle (lock order:
-		 * segment lock, then plock; set_params never nests them). */
+			break;
+		/* A reload while we wait applies to this cycle. */
 		take_params(pl);
-		wl_table_update_rt_offset(hdr);
-		now = wl_now_mono();
-		next = wl_table_expire(hdr, now);
-		if (hdr->counter == 0)
-			return 0;
-		if (!counted) {
-			/* Credit every holder with this prevented attempt once:
-			 * live slots only. */
-			for (uint32_t k = 0; k < hdr->nlive; k++) {
-				struct wl_shm_slot *s = &hdr->slots[hdr->order[k]];
-				if (s->state == WL_SLOT_LIVE && s->allowed && s->active)
-					s->prevented_count++;
+		if (holders(pl, &next, !counted) == 0) {
+			__atomic_store_n(&hdr->phase, WL_PHASE_CLOSED, __ATOMIC_SEQ_CST);
+			if (holders(pl, &next, !counted) == 0) {
+				__atomic_store_n(&hdr->waiting, 0, __ATOMIC_SEQ_CST);
+				return 0;
 			}
-			hdr->dstats.waits++;
+			open_phase(pl);
+		}
+		if (!counted) {
 			counted = 1;
 			set_dstate(pl, WL_D_WAITING);
 		}
-		/* Untimed unless a timed hold is pending (expire() removed
-		 * those due, so next > now).  See the top of this file. */
-		r = wl_wait(hdr, next ? next - now : 0);
-		if (r < 0)
-			return r;
+		now = wl_now_mono();
+		/* Untimed unless a timed hold is pending.  See the top. */
+		wait_kick(pl, next > now ? next - now : next ? 1 : 0);
 		pl->wakeups++;
 	}
+	__atomic_store_n(&hdr->waiting, 0, __ATOMIC_SEQ_CST);
+	return 1;
 }
 
 int powerloop_cycle(struct powerloop *pl)
@@ -222,16 +289,10 @@ int powerloop_cycle(struct powerloop *pl)
 	 * Never under the lock: hooks may take holds.
 	 */
 	if (p->pre_hook[0]) {
-		r = wl_lock(hdr);
-		if (r < 0)
-			return r;
 		r = wait_for_zero(pl);
-		if (r) {
-			if (r > 0)
-				wl_unlock(hdr);
+		if (r)
 			return r;
-		}
-		wl_unlock(hdr);
+		open_phase(pl);
 		set_dstate(pl, WL_D_SUSPENDING);
 		/* A failed or killed hook (logged) does not stop the suspend:
 		 * a hook that wants the system awake takes a hold. */
@@ -249,34 +310,29 @@ int powerloop_cycle(struct powerloop *pl)
 		return 0;
 	if (r < 0) {
 		log_error("reading wakeup_count: %s", strerror(-r));
-		if (wl_lock(hdr) == 0) {
-			hdr->dstats.read_errors++;
-			wl_unlock(hdr);
-		}
+		wl_lock(hdr);
+		hdr->dstats.read_errors++;
+		wl_unlock(hdr);
 		backoff_sleep(pl, &pl->bo);
 		return 0;
 	}
 
 	/* 2, 3. */
-	r = wl_lock(hdr);
-	if (r < 0)
-		return r;
 	r = wait_for_zero(pl);
-	if (r) {
-		if (r > 0)
-			wl_unlock(hdr);
+	if (r)
 		return r;
-	}
 
-	/* 5. Still under the lock (see the top of this file). */
+	/* 5. The phase stays closed (see the top of this file). */
 	r = pl->be->write_count(pl->be, count);
 	if (r == -EINVAL) {
 		/* A kernel event happened since step 1 (or one is in progress):
 		 * this is the handshake doing its job.  Retry, at once the first
 		 * time; step 1 blocks for as long as the event needs.  Further
 		 * refusals in a row back off (see the top of this file). */
+		wl_lock(hdr);
 		hdr->dstats.aborts++;
 		wl_unlock(hdr);
+		open_phase(pl);
 		log_debug("wakeup_count %u stale, retrying", count);
 		if (++pl->aborts_in_row > 1)
 			backoff_sleep(pl, &pl->abort_bo);
@@ -286,18 +342,20 @@ int powerloop_cycle(struct powerloop *pl)
 	backoff_reset(&pl->abort_bo);
 	if (r < 0) {
 		/* EBUSY here means kernel autosleep is active: not ours to fight. */
+		wl_lock(hdr);
 		hdr->dstats.failures++;
 		count_errno(&hdr->dstats, -r);
 		wl_unlock(hdr);
+		open_phase(pl);
 		log_error("writing wakeup_count: %s%s", strerror(-r),
 		          r == -EBUSY ? " (kernel autosleep is active?)" : "");
 		backoff_sleep(pl, &pl->bo);
 		return 0;
 	}
-	/* The stop flag is set under the lock, so this check is exact: no
-	 * suspend starts once a stop was requested. */
+	/* No suspend starts once a stop was requested (it is set before
+	 * the kick that ends any wait). */
 	if (stopping(pl)) {
-		wl_unlock(hdr);
+		open_phase(pl);
 		return 1;
 	}
 
@@ -305,7 +363,9 @@ int powerloop_cycle(struct powerloop *pl)
 	set_dstate(pl, WL_D_SUSPENDING);
 	if (pl->be->before_suspend)
 		pl->be->before_suspend(pl->be);
+	wl_lock(hdr);
 	hdr->dstats.attempts++;
+	wl_unlock(hdr);
 	m0 = pl->clk->mono_ns(pl->clk);
 	b0 = pl->clk->boot_ns(pl->clk);
 	sr = pl->be->suspend(pl->be, p->state);
@@ -314,6 +374,7 @@ int powerloop_cycle(struct powerloop *pl)
 	/* Time asleep: CLOCK_BOOTTIME runs during suspend, MONOTONIC does not. */
 	if (b1 - m1 > b0 - m0)
 		asleep = (b1 - m1) - (b0 - m0);
+	wl_lock(hdr);
 	if (sr == 0) {
 		hdr->dstats.successes++;
 		hdr->dstats.asleep_ns += asleep;
@@ -328,8 +389,9 @@ int powerloop_cycle(struct powerloop *pl)
 		hdr->dstats.failures++;
 		count_errno(&hdr->dstats, -sr);
 	}
-	/* 4. */
 	wl_unlock(hdr);
+	/* 4. */
+	open_phase(pl);
 
 	if (sr == 0)
 		log_debug("resumed after %llu ms asleep (%s)",
@@ -371,18 +433,8 @@ int powerloop_run(struct powerloop *pl)
 
 void powerloop_request_stop(struct powerloop *pl)
 {
-	if (wl_lock_timeout(pl->hdr, 1000) == 0) {
-		__atomic_store_n(&pl->stop, 1, __ATOMIC_RELEASE);
-		wl_notify(pl->hdr);
-		wl_unlock(pl->hdr);
-	} else {
-		/* A client stuck in the lock: the loop cannot be between its
-		 * stop check and its sleep (it would need the lock), so an
-		 * unlocked notify is enough to end an untimed wait.  Callers
-		 * repeat this until the loop has left anyway. */
-		__atomic_store_n(&pl->stop, 1, __ATOMIC_RELEASE);
-		wl_notify(pl->hdr);
-	}
+	__atomic_store_n(&pl->stop, 1, __ATOMIC_SEQ_CST);
+	powerloop_kick(pl);
 	if (pl->be->interrupt)
 		pl->be->interrupt(pl->be);
 	pl->clk->wake(pl->clk);

@@ -25,8 +25,14 @@ struct power_params {
 	unsigned hook_timeout_ms;       /* a hook still running then is killed */
 };
 
+struct wl_region;
+
 struct powerloop {
 	struct wl_shm_header *hdr;
+	/* The clients' regions by slot (NULL = none), read under hdr's
+	 * lock; the main thread changes them under it. */
+	const struct wl_region *const *regions;
+	int kick_fd;                    /* eventfd: re-evaluate (see powerloop.c) */
 	struct power_backend *be;
 	struct power_clock *clk;
 	pthread_mutex_t plock;          /* guards pending */
@@ -36,9 +42,8 @@ struct powerloop {
 	struct backoff bo;              /* failed and short suspends */
 	struct backoff abort_bo;        /* refused count writes in a row */
 	unsigned aborts_in_row;
-	int stop;                       /* set under the segment lock */
-	/* Returns from the futex wait of step 3 (under the segment lock):
-	 * 0 while held and nothing happens. */
+	int stop;                       /* set before a kick */
+	/* Returns from the wait of step 3: 0 while held and nothing happens. */
 	unsigned long wakeups;
 	/* Awake time before the first cycle (set before the loop starts). */
 	uint64_t start_grace_ns;
@@ -47,9 +52,13 @@ struct powerloop {
 	void *arg;
 };
 
-void powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr, struct power_backend *be,
-                    struct power_clock *clk, const struct power_params *p);
+/* 0, or -errno when no eventfd could be created. */
+int powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr,
+                   const struct wl_region *const *regions, struct power_backend *be,
+                   struct power_clock *clk, const struct power_params *p);
 void powerloop_destroy(struct powerloop *pl);
+/* Any thread: the loop re-evaluates (a client went, the policy changed). */
+void powerloop_kick(struct powerloop *pl);
 /* Takes effect at the start of the next cycle (any thread). */
 void powerloop_set_params(struct powerloop *pl, const struct power_params *p);
 /* One cycle of the loop: 0 to go on, 1 when stopping, <0 on a fatal error. */

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "../lib/wl_proto.h"
+#include "../lib/wl_region.h"
 #include "daemon.h"
 #include "log.h"
 
@@ -138,16 +139,20 @@ void server_conn_close(struct daemon *d, struct conn *c)
 {
 	if (c->slot >= 0) {
 		struct wl_shm_header *hdr = d->seg.hdr;
+		const struct wl_region *rg;
 
-		if (wl_lock(hdr) == 0) {
-			log_debug("client %s (pid %d) gone, reaping", hdr->slots[c->slot].name,
-			          (int)c->pid);
-			wl_table_slot_free(hdr, (uint32_t)c->slot, wl_now_mono());
-			/* Its alarms left with the slot: no wake-up for them. */
-			alarms_rearm(d);
-			wl_unlock(hdr);
-		}
+		wl_lock(hdr);
+		log_debug("client %s (pid %d) gone, reaping", hdr->slots[c->slot].name, (int)c->pid);
+		wl_table_slot_free(hdr, (uint32_t)c->slot, wl_now_mono());
+		rg = d->regions[c->slot];
+		d->regions[c->slot] = NULL;
+		/* Its alarms left with the slot: no wake-up for them. */
+		alarms_rearm(d);
+		wl_unlock(hdr);
+		/* The power thread reads regions under the lock only. */
+		wl_region_unmap(rg);
 		d->slot_conn[c->slot] = -1;
+		powerloop_kick(&d->pl);
 	}
 	alarms_conn_closed(c);
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -159,6 +164,12 @@ void server_conn_close(struct daemon *d, struct conn *c)
 void server_reply(struct conn *c, int status, uint32_t slot, uint64_t id, int fd,
                   const char *msg)
 {
+	server_reply_fds(c, status, slot, id, &fd, fd >= 0 ? 1 : 0, msg);
+}
+
+void server_reply_fds(struct conn *c, int status, uint32_t slot, uint64_t id, const int *fds,
+                      unsigned nfds, const char *msg)
+{
 	struct wl_msg_rep rep;
 
 	memset(&rep, 0, sizeof(rep));
@@ -169,7 +180,7 @@ void server_reply(struct conn *c, int status, uint32_t slot, uint64_t id, int fd
 	rep.client_id = id;
 	if (msg)
 		snprintf(rep.msg, sizeof(rep.msg), "%s", msg);
-	wl_send_msg(c->fd, &rep, sizeof(rep), fd);
+	wl_send_msg_fds(c->fd, &rep, sizeof(rep), fds, nfds);
 }
 
 static unsigned clients_of_uid(struct daemon *d, uid_t uid)
@@ -182,19 +193,20 @@ static unsigned clients_of_uid(struct daemon *d, uid_t uid)
 	return n;
 }
 
-static void do_register(struct daemon *d, struct conn *c, const char *name)
+static void do_register(struct daemon *d, struct conn *c, const char *name, int fd)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
+	const struct wl_region *rg;
 	uint64_t id = 0;
-	int denied, r;
+	int denied, r, fds[2];
 
 	if (c->slot >= 0) {
 		server_reply(c, -EALREADY, 0, 0, -1, "already registered on this connection");
-		return;
+		goto out;
 	}
 	if (wl_name_check(name) < 0) {
 		server_reply(c, -EINVAL, 0, 0, -1, "invalid client name");
-		return;
+		goto out;
 	}
 	if (clients_of_uid(d, c->uid) >= d->cfg.max_clients_per_uid) {
 		char msg[96];
@@ -202,15 +214,27 @@ static void do_register(struct daemon *d, struct conn *c, const char *name)
 		snprintf(msg, sizeof(msg), "uid %u already has %u clients (max_clients_per_uid)",
 		         (unsigned)c->uid, d->cfg.max_clients_per_uid);
 		server_reply(c, -EDQUOT, 0, 0, -1, msg);
+		goto out;
+	}
+	if (fd < 0) {
+		server_reply(c, -EINVAL, 0, 0, -1, "no region received (none sent, or wakelockd "
+		             "is out of descriptors)");
+		return;
+	}
+	r = wl_region_map(fd, &rg);
+	if (r < 0) {
+		server_reply(c, -EINVAL, 0, 0, -1, "the region must be a memfd of the right size "
+		             "sealed against shrinking");
 		return;
 	}
 	denied = policy_denied(&d->pol, &d->cfg, name);
-	r = wl_lock(hdr);
-	if (r == 0) {
-		r = wl_table_slot_alloc(hdr, c->pid, c->uid, name, !denied, &id);
-		wl_unlock(hdr);
-	}
+	wl_lock(hdr);
+	r = wl_table_slot_alloc(hdr, c->pid, c->uid, name, !denied, &id);
+	if (r >= 0)
+		d->regions[r] = rg;
+	wl_unlock(hdr);
 	if (r < 0) {
+		wl_region_unmap(rg);
 		server_reply(c, r, 0, 0, -1, r == -ENOSPC ? "client table full" : strerror(-r));
 		return;
 	}
@@ -218,7 +242,70 @@ static void do_register(struct daemon *d, struct conn *c, const char *name)
 	d->slot_conn[r] = (int)(c - d->conns);
 	log_debug("client %s registered (pid %d, uid %u, slot %d%s)", name, (int)c->pid,
 	          (unsigned)c->uid, r, denied ? ", denied" : "");
-	server_reply(c, 0, (uint32_t)r, id, d->seg.fd, NULL);
+	/* It may hold already (a client of our predecessor): look. */
+	powerloop_kick(&d->pl);
+	fds[0] = d->seg.fd;
+	fds[1] = d->pl.kick_fd;
+	server_reply_fds(c, 0, (uint32_t)r, id, fds, 2, NULL);
+	return;
+out:
+	if (fd >= 0)
+		close(fd);
+}
+
+/* A hold's name, at the index the client chose in its region. */
+static void do_hold(struct daemon *d, struct conn *c, const struct wl_msg_arg *m)
+{
+	struct wl_shm_header *hdr = d->seg.hdr;
+	int r;
+
+	if (c->slot < 0) {
+		server_reply(c, -EINVAL, 0, 0, -1, "holds belong to a registered client");
+		return;
+	}
+	if (m->req.op == WL_OP_HOLD_CREATE && wl_name_check(m->req.name) < 0) {
+		server_reply(c, -EINVAL, 0, 0, -1, "invalid hold name");
+		return;
+	}
+	if (m->index != WL_INDEX_ANY && m->index >= WL_MAX_HOLDS_PER_CLIENT) {
+		server_reply(c, -EINVAL, 0, 0, -1, "no such hold");
+		return;
+	}
+	wl_lock(hdr);
+	if (m->req.op == WL_OP_HOLD_CREATE) {
+		r = wl_table_hold_alloc(hdr, (uint32_t)c->slot, m->req.name, WL_HOLD_CLIENT,
+		                        m->index == WL_INDEX_ANY ? -1 : (int)m->index);
+	} else if (m->index == WL_INDEX_ANY ||
+	           hdr->slots[c->slot].holds[m->index].owner != WL_HOLD_CLIENT) {
+		r = -EINVAL;    /* an alarm's hold goes with its alarm */
+	} else {
+		wl_table_hold_free(hdr, (uint32_t)c->slot, m->index, wl_now_mono());
+		r = 0;
+	}
+	wl_unlock(hdr);
+	if (r < 0)
+		server_reply(c, r, 0, 0, -1, r == -ENOSPC ? "the client has the most holds allowed" :
+		             r == -EEXIST ? "that hold index is taken" : NULL);
+	else
+		server_reply(c, 0, (uint32_t)r, 0, -1, NULL);
+}
+
+/* The CLI's view: the clients' holds mirrored, copied whole. */
+static void do_observe(struct daemon *d, struct conn *c)
+{
+	struct wl_shm_header *hdr = d->seg.hdr;
+	int fd;
+
+	wl_lock(hdr);
+	wl_table_sync(hdr, d->regions, wl_now_mono());
+	fd = wl_seg_snapshot(hdr);
+	wl_unlock(hdr);
+	if (fd < 0) {
+		server_reply(c, fd, 0, 0, -1, "cannot make a snapshot");
+		return;
+	}
+	server_reply(c, 0, 0, 0, fd, NULL);
+	close(fd);
 }
 
 static void do_policy(struct daemon *d, struct conn *c, int deny, const char *name)
@@ -244,6 +331,11 @@ static int is_alarm_op(uint16_t op)
 	return op >= WL_OP_ALARM_CREATE && op <= WL_OP_ALARM_DESTROY;
 }
 
+static int is_arg_op(uint16_t op)
+{
+	return is_alarm_op(op) || op == WL_OP_HOLD_CREATE || op == WL_OP_HOLD_DESTROY;
+}
+
 /*
  * One message of a connection, as received: len bytes at buf (any bytes:
  * this is where a client's input enters the daemon), fd a descriptor
@@ -254,7 +346,7 @@ int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t 
 {
 	union {
 		struct wl_msg_req req;
-		struct wl_msg_alarm alarm;
+		struct wl_msg_arg alarm;
 	} m;
 	struct wl_msg_req *req = &m.req;
 	int r;
@@ -266,8 +358,10 @@ int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t 
 	}
 	memset(&m, 0, sizeof(m));
 	memcpy(&m, buf, len);
-	/* A descriptor is accepted with an alarm's creation only. */
-	if (fd >= 0 && (len != sizeof(m.alarm) || req->op != WL_OP_ALARM_CREATE)) {
+	/* A descriptor is accepted with a registration (the region) and an
+	 * alarm's creation (its eventfd) only. */
+	if (fd >= 0 && !(len == sizeof(m.req) && req->op == WL_OP_REGISTER) &&
+	    !(len == sizeof(m.alarm) && req->op == WL_OP_ALARM_CREATE)) {
 		close(fd);
 		fd = -1;
 	}
@@ -301,8 +395,8 @@ int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t 
 		         req->op == WL_OP_RELOAD ? "reload" : "policy change", (int)c->pid);
 		server_reply(c, -EPERM, 0, 0, -1, msg);
 		r = -1;
-	} else if (is_alarm_op(req->op) && len != sizeof(m.alarm)) {
-		server_reply(c, -EPROTO, 0, 0, -1, "truncated alarm request");
+	} else if (is_arg_op(req->op) && len != sizeof(m.alarm)) {
+		server_reply(c, -EPROTO, 0, 0, -1, "truncated request");
 		r = -1;
 	}
 	if (r < 0) {
@@ -314,12 +408,16 @@ int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t 
 		alarms_request(d, c, &m.alarm, fd);
 		return 0;
 	}
+	if (is_arg_op(req->op)) {
+		do_hold(d, c, &m.alarm);
+		return 0;
+	}
 	switch (req->op) {
 	case WL_OP_REGISTER:
-		do_register(d, c, req->name);
+		do_register(d, c, req->name, fd);
 		break;
 	case WL_OP_OBSERVE:
-		server_reply(c, 0, 0, 0, d->seg.fd, NULL);
+		do_observe(d, c);
 		break;
 	case WL_OP_DENY:
 	case WL_OP_ALLOW:
@@ -339,7 +437,7 @@ static void do_request(struct daemon *d, struct conn *c, uint32_t events)
 {
 	union {
 		struct wl_msg_req req;
-		struct wl_msg_alarm alarm;
+		struct wl_msg_arg alarm;
 	} m;
 	size_t len;
 	int fd = -1;
@@ -377,8 +475,7 @@ void server_apply_policy(struct daemon *d)
 	struct wl_shm_header *hdr = d->seg.hdr;
 	uint64_t now = wl_now_mono();
 
-	if (wl_lock(hdr) < 0)
-		return;
+	wl_lock(hdr);
 	/* Live slots only; set_allowed does not change the live list. */
 	for (uint32_t k = 0; k < hdr->nlive; k++) {
 		uint32_t i = hdr->order[k];
@@ -388,6 +485,7 @@ void server_apply_policy(struct daemon *d)
 			wl_table_set_allowed(hdr, i, !policy_denied(&d->pol, &d->cfg, s->name), now);
 	}
 	wl_unlock(hdr);
+	powerloop_kick(&d->pl);
 }
 
 void server_close(struct daemon *d)

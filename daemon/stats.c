@@ -16,8 +16,7 @@ void stats_write_file(const char *path, struct wl_shm_header *hdr)
 
 	if (!path || !*path)
 		return;
-	if (wl_lock_timeout(hdr, 1000) < 0)
-		return;
+	wl_lock(hdr);
 	st = hdr->dstats;
 	wl_unlock(hdr);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);

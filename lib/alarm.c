@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Wake alarms, the client side.  Creating, setting and cancelling go to
- * the daemon over the client's socket (it owns the timer); waiting and
- * wl_alarm_done() work on the segment and the eventfd alone, like the
- * hold fast path.
+ * the daemon over the client's socket (it owns the timer); waiting reads
+ * the daemon's published segment and the eventfd, wl_alarm_done() writes
+ * the client's own region and wakes the daemon, which ends the alarm's
+ * hold (a daemon-owned one).
  */
 #include <errno.h>
 #include <poll.h>
@@ -13,13 +14,13 @@
 #include <unistd.h>
 #include "wl_client.h"
 
-static int alarm_request(wl_client *c, struct wl_msg_alarm *m, int send_fd, uint32_t *index)
+static int alarm_request(wl_client *c, struct wl_msg_arg *m, int send_fd, uint32_t *index)
 {
 	struct wl_msg_rep rep;
 	int r;
 
 	pthread_mutex_lock(&c->sock_lock);
-	r = wl_request_alarm(c->sock, m, send_fd, &rep);
+	r = wl_request_arg(c->sock, m, send_fd, &rep);
 	pthread_mutex_unlock(&c->sock_lock);
 	if (r == 0 && index)
 		*index = rep.slot;
@@ -28,7 +29,7 @@ static int alarm_request(wl_client *c, struct wl_msg_alarm *m, int send_fd, uint
 
 int wl_alarm_create(wl_client *c, const char *name, wl_alarm **out)
 {
-	struct wl_msg_alarm m;
+	struct wl_msg_arg m;
 	wl_alarm *a;
 	int r;
 
@@ -68,6 +69,10 @@ int wl_alarm_create(wl_client *c, const char *name, wl_alarm **out)
 		free(a);
 		return r;
 	}
+	/* The entry may have served an earlier alarm: no fire of this one
+	 * is done yet (none can have come: it is not set). */
+	__atomic_store_n(&c->region->alarm_done[a->index], 0, __ATOMIC_RELEASE);
+	pthread_mutex_init(&a->lock, NULL);
 	a->c = c;
 	pthread_mutex_lock(&c->holds_lock);
 	a->next = c->alarms;
@@ -83,7 +88,7 @@ int wl_alarm_create(wl_client *c, const char *name, wl_alarm **out)
 static int simple_request(wl_alarm *a, uint16_t op, uint64_t first_ms, uint32_t period_ms,
                           uint32_t window_ms)
 {
-	struct wl_msg_alarm m;
+	struct wl_msg_arg m;
 
 	memset(&m, 0, sizeof(m));
 	m.req.op = op;
@@ -126,32 +131,34 @@ int wl_alarm_fd(const wl_alarm *a)
 /* Take note of fires not seen yet: their number, 0 if none. */
 static int acknowledge(wl_alarm *a)
 {
-	struct wl_shm_header *hdr;
+	const struct wl_shm_header *pub;
 	const struct wl_shm_alarm *al;
-	uint64_t cnt, n;
-	int r = wl_client_lock(a->c);
+	uint64_t cnt, n, fired;
 
-	if (r < 0)
-		return r;
-	hdr = a->c->seg.hdr;
-	/* Drain first: the daemon bumps fired_seq before it signals, under
-	 * this lock, so a signal drained here is always covered by the
-	 * fired_seq read next.  A later signal leaves the fd readable and
-	 * costs one spurious wake-up at most. */
+	if (__atomic_load_n(&a->c->lost, __ATOMIC_ACQUIRE)) {
+		wl_set_error("wakelockd has exited or been replaced");
+		return -ENOTCONN;
+	}
+	pub = __atomic_load_n(&a->c->pub, __ATOMIC_ACQUIRE);
+	/* Drain first: the daemon bumps fired_seq before it signals, so a
+	 * signal drained here is always covered by the fired_seq read next.
+	 * A later signal leaves the fd readable and costs one spurious
+	 * wake-up at most. */
 	while (read(a->efd, &cnt, sizeof(cnt)) == (ssize_t)sizeof(cnt))
 		;
-	al = &hdr->slots[a->c->slot].alarms[a->index];
-	if (!al->in_use) {
-		wl_client_unlock(a->c);
+	al = &pub->slots[a->c->slot].alarms[a->index];
+	if (!__atomic_load_n(&al->in_use, __ATOMIC_ACQUIRE)) {
 		wl_set_error("wakelockd no longer knows this alarm");
 		return -ESTALE;
 	}
-	n = al->fired_seq - a->seen;
+	fired = __atomic_load_n(&al->fired_seq, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&a->lock);
+	n = fired > a->seen ? fired - a->seen : 0;
 	if (n) {
-		a->seen = al->fired_seq;
+		a->seen = fired;
 		a->pending = 1;
 	}
-	wl_client_unlock(a->c);
+	pthread_mutex_unlock(&a->lock);
 	return n > 0x7fffffff ? 0x7fffffff : (int)n;
 }
 
@@ -197,39 +204,23 @@ int wl_alarm_wait(wl_alarm *a, int timeout_ms)
 
 int wl_alarm_done(wl_alarm *a)
 {
-	struct wl_shm_header *hdr;
-	struct wl_shm_alarm *al;
-	int r;
+	uint64_t seen;
 
 	if (!a)
 		return -EINVAL;
-	r = wl_client_lock(a->c);
-	if (r < 0)
-		return r;
-	hdr = a->c->seg.hdr;
+	pthread_mutex_lock(&a->lock);
 	if (!a->pending) {
-		wl_client_unlock(a->c);
+		pthread_mutex_unlock(&a->lock);
 		wl_set_error("no fire of this alarm awaits wl_alarm_done");
 		return -EINVAL;
 	}
 	a->pending = 0;
-	al = &hdr->slots[a->c->slot].alarms[a->index];
-	if (!al->in_use) {
-		wl_client_unlock(a->c);
-		return 0;
-	}
-	al->done_seq = a->seen;
-	if (al->fired_seq == a->seen) {
-		wl_table_release(hdr, a->c->slot, al->hold, 1, WL_NOW_LAZY);
-	} else {
-		/* Fired again since wl_alarm_wait: that fire's work has not
-		 * started (the fd is readable again) and the daemon left its
-		 * hold to us, as we were busy.  Give it a full timeout. */
-		uint32_t ms = hdr->alarm_timeout_ms ? hdr->alarm_timeout_ms : 1;
-
-		wl_table_acquire(hdr, a->c->slot, al->hold, (uint64_t)ms * 1000000u, WL_NOW_LAZY);
-	}
-	wl_client_unlock(a->c);
+	seen = a->seen;
+	pthread_mutex_unlock(&a->lock);
+	/* The daemon ends the alarm's hold, or renews it if the alarm fired
+	 * again since wl_alarm_wait (table.c, alarms_ack). */
+	__atomic_store_n(&a->c->region->alarm_done[a->index], seen, __ATOMIC_RELEASE);
+	wl_client_kick(a->c);
 	return 0;
 }
 
@@ -251,6 +242,7 @@ void wl_alarm_destroy(wl_alarm *a)
 	 * nothing left to free. */
 	simple_request(a, WL_OP_ALARM_DESTROY, 0, 0, 0);
 	close(a->efd);
+	pthread_mutex_destroy(&a->lock);
 	free(a);
 }
 
@@ -261,6 +253,7 @@ void wl_alarm_forget_all(wl_client *c)
 
 		unlink_alarm(a);
 		close(a->efd);
+		pthread_mutex_destroy(&a->lock);
 		free(a);
 	}
 }

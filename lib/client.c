@@ -1,28 +1,72 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Registration with the daemon and the client handle. */
+/* Registration with the daemon, the client handle, and the slow paths
+ * the hold fast path (hold.c) falls back to. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "wl_client.h"
 
-/* Writer-preferring: a re-registration must not starve behind threads
- * that keep acquiring and releasing (no caller nests the read side). */
-static void wl_rwlock_init(pthread_rwlock_t *l)
+int wl_client_register(wl_client *c, const char *path, int timeout_ms, int *sockp,
+                       struct wl_seg *pub, int *kick, struct wl_msg_rep *rep)
 {
-	pthread_rwlockattr_t a;
+	int fds[2], sock, r;
 
-	pthread_rwlockattr_init(&a);
-	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-	pthread_rwlock_init(l, &a);
-	pthread_rwlockattr_destroy(&a);
+	*kick = -1;
+	sock = wl_connect(path, timeout_ms);
+	if (sock < 0)
+		return sock;
+	r = wl_request_fds(sock, WL_OP_REGISTER, c->name, c->region_fd, rep, fds, 2);
+	if (r < 0)
+		goto fail;
+	if (fds[0] < 0 || fds[1] < 0) {
+		wl_set_error("wakelockd did not pass its segment and eventfd");
+		r = -EPROTO;
+		goto fail_fds;
+	}
+	if (rep->slot >= WL_MAX_CLIENTS) {
+		wl_set_error("wakelockd assigned an impossible slot");
+		r = -EBADMSG;
+		goto fail_fds;
+	}
+	r = wl_seg_map_fd(fds[0], pub);
+	fds[0] = -1;
+	if (r < 0) {
+		wl_set_error("shared segment rejected: %s", wl_strerror(r));
+		goto fail_fds;
+	}
+	/* The mapping is all we need of it: one descriptor less per client. */
+	close(pub->fd);
+	pub->fd = -1;
+	*kick = fds[1];
+	*sockp = sock;
+	return 0;
+fail_fds:
+	for (int i = 0; i < 2; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+fail:
+	close(sock);
+	return r;
+}
+
+static void free_pubs(wl_client *c)
+{
+	while (c->pubs) {
+		struct wl_pub_map *p = c->pubs;
+
+		c->pubs = p->next;
+		wl_seg_unmap(&p->seg);
+		free(p);
+	}
 }
 
 int wl_client_open(const char *socket_path, const char *name, wl_client **out)
 {
 	struct wl_msg_rep rep;
 	wl_client *c;
-	int sock, fd = -1, r;
+	int r;
 
 	if (!out)
 		return -EINVAL;
@@ -35,41 +79,32 @@ int wl_client_open(const char *socket_path, const char *name, wl_client **out)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	sock = wl_connect(socket_path, 5000);
-	if (sock < 0) {
+	c->pubs = calloc(1, sizeof(*c->pubs));
+	if (!c->pubs) {
 		free(c);
-		return sock;
+		return -ENOMEM;
 	}
-	r = wl_request(sock, WL_OP_REGISTER, name, &rep, &fd);
+	memcpy(c->name, name, strlen(name) + 1);
+	c->sock = c->kick_fd = -1;
+	r = wl_region_create(&c->region, &c->region_fd);
+	if (r < 0) {
+		wl_set_error("cannot create the client's shared region: %s", wl_strerror(r));
+		goto fail;
+	}
+	r = wl_client_register(c, socket_path, 5000, &c->sock, &c->pubs->seg, &c->kick_fd, &rep);
 	if (r < 0)
 		goto fail;
-	if (fd < 0) {
-		wl_set_error("wakelockd did not pass the shared segment");
-		r = -EPROTO;
-		goto fail;
-	}
-	r = wl_seg_map_fd(fd, &c->seg);
-	if (r < 0) {
-		wl_set_error("shared segment rejected: %s", wl_strerror(r));
-		goto fail;
-	}
-	if (rep.slot >= c->seg.hdr->nslots) {
+	c->pub = c->pubs->seg.hdr;
+	if (rep.slot >= c->pub->nslots) {
 		wl_set_error("wakelockd assigned an impossible slot");
 		r = -EBADMSG;
-		wl_seg_unmap(&c->seg);
 		goto fail;
 	}
-	/* The mapping is all a client needs: do not keep one more descriptor
-	 * per client open (a process may register many). */
-	close(c->seg.fd);
-	c->seg.fd = -1;
 	pthread_mutex_init(&c->holds_lock, NULL);
+	pthread_mutex_init(&c->timed_lock, NULL);
 	pthread_mutex_init(&c->sock_lock, NULL);
-	wl_rwlock_init(&c->reg_lock);
-	c->sock = sock;
 	c->slot = rep.slot;
 	c->client_id = rep.client_id;
-	memcpy(c->name, name, strlen(name) + 1);
 	if (socket_path) {
 		c->sock_path = strdup(socket_path);
 		if (!c->sock_path) {
@@ -83,61 +118,99 @@ int wl_client_open(const char *socket_path, const char *name, wl_client **out)
 	*out = c;
 	return 0;
 fail_started:
-	pthread_rwlock_destroy(&c->reg_lock);
 	pthread_mutex_destroy(&c->holds_lock);
+	pthread_mutex_destroy(&c->timed_lock);
 	pthread_mutex_destroy(&c->sock_lock);
 	free(c->sock_path);
-	wl_seg_unmap(&c->seg);
-	close(sock);
-	free(c);
-	return r;
 fail:
-	close(sock);
+	if (c->sock >= 0)
+		close(c->sock);
+	if (c->kick_fd >= 0)
+		close(c->kick_fd);
+	if (c->region) {
+		munmap(c->region, sizeof(*c->region));
+		close(c->region_fd);
+	}
+	free_pubs(c);
 	free(c);
 	return r;
+}
+
+int wl_client_hold_request(wl_client *c, uint16_t op, const char *name, int want)
+{
+	struct wl_msg_arg m;
+	struct wl_msg_rep rep;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	m.req.op = op;
+	if (name)
+		strncpy(m.req.name, name, WL_NAME_MAX - 1);
+	m.index = want < 0 ? WL_INDEX_ANY : (uint32_t)want;
+	pthread_mutex_lock(&c->sock_lock);
+	r = wl_request_arg(c->sock, &m, -1, &rep);
+	pthread_mutex_unlock(&c->sock_lock);
+	if (r == 0 && op == WL_OP_HOLD_CREATE) {
+		if (rep.slot >= WL_MAX_HOLDS_PER_CLIENT) {
+			wl_set_error("wakelockd assigned an impossible hold");
+			return -EBADMSG;
+		}
+		r = (int)rep.slot;
+	}
+	if (r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE)
+		wl_set_error("wakelockd has exited");
+	return r;
+}
+
+void wl_client_kick(wl_client *c)
+{
+	uint64_t one = 1;
+
+	/* Non-blocking; a full counter (2^64 - 2 kicks) already wakes it. */
+	if (write(__atomic_load_n(&c->kick_fd, __ATOMIC_RELAXED), &one, sizeof(one)) < 0) {
+		/* the daemon is gone: its successor looks at every region */
+	}
+}
+
+void wl_client_timed_changed(wl_client *c, uint64_t now)
+{
+	struct wl_region *rg = c->region;
+	uint64_t until = 0;
+
+	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
+		uint64_t dl = __atomic_load_n(&rg->holds[j].deadline, __ATOMIC_RELAXED);
+
+		if (dl > until)
+			until = dl;
+	}
+	__atomic_store_n(&rg->timed_until, until, __ATOMIC_SEQ_CST);
+	if (until <= now && __atomic_load_n(&rg->active, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&__atomic_load_n(&c->pub, __ATOMIC_ACQUIRE)->waiting, __ATOMIC_SEQ_CST))
+		wl_client_kick(c);
 }
 
 /*
- * Lock the segment and check that the daemon still knows us.  The
- * registration lock (read side) comes first: a re-registration (watch.c)
- * takes it for writing to move the holds to a new daemon's segment, so
- * c->seg and c->slot are stable while it is held.  On error nothing is
- * left locked.
+ * The daemon closed its phase after we published a hold: it is looking at
+ * the regions or suspending.  Wait for it to open again; our hold is in
+ * our region either way, and this returns once the system is awake.  In
+ * slices, because the daemon may die while closed (a successor reads our
+ * region when we register with it, see watch.c).
  */
-int wl_client_lock(wl_client *c)
+void wl_client_wait_open(wl_client *c)
 {
-	struct wl_shm_header *hdr;
-	int r;
+	for (;;) {
+		const struct wl_shm_header *pub = __atomic_load_n(&c->pub, __ATOMIC_ACQUIRE);
+		uint32_t ph = __atomic_load_n(&pub->phase, __ATOMIC_SEQ_CST);
 
-	pthread_rwlock_rdlock(&c->reg_lock);
-	hdr = c->seg.hdr;
-	r = wl_lock(hdr);
-	if (r < 0) {
-		pthread_rwlock_unlock(&c->reg_lock);
-		return r;
+		if (ph == WL_PHASE_OPEN || __atomic_load_n(&pub->gone, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&c->lost, __ATOMIC_ACQUIRE))
+			return;
+		wl_phase_wait(pub, ph, 100000000u);
+		if (__atomic_load_n(&c->pub, __ATOMIC_ACQUIRE) != pub)
+			continue;
+		/* A daemon that died closed never opens: the watcher sees the
+		 * hang-up and moves us to a new pub, or gives up (lost). */
 	}
-	/* Until the watcher has given up re-registering, the old segment
-	 * stays in use (its holds are what will be moved), even once the
-	 * daemon has retired it. */
-	if (__atomic_load_n(&hdr->gone, __ATOMIC_ACQUIRE) &&
-	    __atomic_load_n(&c->lost, __ATOMIC_ACQUIRE)) {
-		wl_client_unlock(c);
-		wl_set_error("wakelockd has exited or been replaced");
-		return -ENOTCONN;
-	}
-	if (hdr->slots[c->slot].state != WL_SLOT_LIVE ||
-	    hdr->slots[c->slot].client_id != c->client_id) {
-		wl_client_unlock(c);
-		wl_set_error("wakelockd no longer knows this client");
-		return -ESTALE;
-	}
-	return 0;
-}
-
-void wl_client_unlock(wl_client *c)
-{
-	wl_unlock(c->seg.hdr);
-	pthread_rwlock_unlock(&c->reg_lock);
 }
 
 void wl_client_close(wl_client *c)
@@ -150,19 +223,14 @@ void wl_client_close(wl_client *c)
 		wl_hold_destroy(c->holds);
 	wl_alarm_forget_all(c);
 	pthread_mutex_destroy(&c->holds_lock);
+	pthread_mutex_destroy(&c->timed_lock);
 	pthread_mutex_destroy(&c->sock_lock);
-	/* Holds (alarms' too) are released by the daemon when the socket
-	 * closes; do it here too so the effect is immediate rather than one
-	 * round trip through the daemon later. */
-	if (wl_client_lock(c) == 0) {
-		uint64_t now = WL_NOW_LAZY;
-		for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++)
-			wl_table_hold_free(c->seg.hdr, c->slot, j, now);
-		wl_client_unlock(c);
-	}
-	pthread_rwlock_destroy(&c->reg_lock);
+	/* The daemon drops the region when the socket closes. */
 	close(c->sock);
-	wl_seg_unmap(&c->seg);
+	close(c->kick_fd);
+	munmap(c->region, sizeof(*c->region));
+	close(c->region_fd);
+	free_pubs(c);
 	free(c->sock_path);
 	free(c);
 }

@@ -1,13 +1,40 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Named holds: the fast path (lock, update the table, unlock). */
+/*
+ * Named holds.  The fast path, wl_hold_acquire and wl_hold_release of an
+ * untimed hold, touches the client's own region and reads one word of
+ * the daemon's: no lock, no system call (wl_region.h has the handshake).
+ * Creating and destroying a hold are requests to the daemon, which keeps
+ * the names.
+ */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include "wl_client.h"
+
+/* A free index of the client's region (holds_lock held), -1 if none. */
+static int index_take(wl_client *c)
+{
+	for (uint32_t w = 0; w < WL_MAX_HOLDS_PER_CLIENT / 64; w++) {
+		if (~c->hold_used[w]) {
+			int b = __builtin_ctzll(~c->hold_used[w]);
+
+			c->hold_used[w] |= 1ull << b;
+			return (int)(w * 64 + (uint32_t)b);
+		}
+	}
+	return -1;
+}
+
+static void index_put(wl_client *c, uint32_t i)
+{
+	c->hold_used[i / 64] &= ~(1ull << (i % 64));
+}
 
 int wl_hold_create(wl_client *c, const char *name, wl_hold **out)
 {
+	struct wl_region_hold *rh;
 	wl_hold *h;
-	int r;
+	int r, i;
 
 	if (!c || !out)
 		return -EINVAL;
@@ -18,21 +45,40 @@ int wl_hold_create(wl_client *c, const char *name, wl_hold **out)
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	r = wl_client_lock(c);
-	if (r < 0) {
+	/* The region entry is ours to pick; the daemon records the name at
+	 * the same index (an alarm's hold, the daemon's, may hold one). */
+	pthread_mutex_lock(&c->holds_lock);
+	i = index_take(c);
+	pthread_mutex_unlock(&c->holds_lock);
+	if (i < 0) {
 		free(h);
-		return r;
+		return -ENOSPC;
 	}
-	r = wl_table_hold_alloc(c->seg.hdr, c->slot, name);
+	rh = &c->region->holds[i];
+	memset(rh, 0, sizeof(*rh));
+	for (;;) {
+		r = wl_client_hold_request(c, WL_OP_HOLD_CREATE, name, i);
+		if (r != -EEXIST)
+			break;
+		/* Taken by an alarm's hold: try the next free one. */
+		pthread_mutex_lock(&c->holds_lock);
+		i = index_take(c);
+		pthread_mutex_unlock(&c->holds_lock);
+		if (i < 0) {
+			r = -ENOSPC;
+			break;
+		}
+		memset(&c->region->holds[i], 0, sizeof(c->region->holds[i]));
+	}
 	if (r < 0) {
-		wl_client_unlock(c);
+		/* Indices the daemon refused stay marked used: they belong to
+		 * its alarm holds. */
 		free(h);
 		return r;
 	}
 	h->c = c;
-	h->index = (uint32_t)r;
-	/* Linked before the client lock is dropped: a re-registration
-	 * (watch.c) moves every listed hold, and must not miss this one. */
+	h->index = (uint32_t)i;
+	memcpy(h->name, name, strlen(name) + 1);
 	pthread_mutex_lock(&c->holds_lock);
 	h->next = c->holds;
 	if (h->next)
@@ -40,7 +86,6 @@ int wl_hold_create(wl_client *c, const char *name, wl_hold **out)
 	h->pprev = &c->holds;
 	c->holds = h;
 	pthread_mutex_unlock(&c->holds_lock);
-	wl_client_unlock(c);
 	*out = h;
 	return 0;
 }
@@ -48,77 +93,163 @@ int wl_hold_create(wl_client *c, const char *name, wl_hold **out)
 void wl_hold_destroy(wl_hold *h)
 {
 	wl_client *c;
-	int r;
+	struct wl_region_hold *rh;
+	uint32_t d;
 
 	if (!h)
 		return;
 	c = h->c;
-	r = wl_client_lock(c);
+	rh = &c->region->holds[h->index];
 	pthread_mutex_lock(&c->holds_lock);
 	*h->pprev = h->next;
 	if (h->next)
 		h->next->pprev = h->pprev;
 	pthread_mutex_unlock(&c->holds_lock);
-	if (r == 0) {
-		wl_table_hold_free(c->seg.hdr, c->slot, h->index, WL_NOW_LAZY);
-		wl_client_unlock(c);
-	}
+	/* Release whatever depth it had, then the entry. */
+	pthread_mutex_lock(&c->timed_lock);
+	d = __atomic_exchange_n(&rh->depth, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&rh->deadline, 0, __ATOMIC_RELAXED);
+	if (d)
+		__atomic_fetch_sub(&c->region->active, d, __ATOMIC_SEQ_CST);
+	wl_client_timed_changed(c, wl_now_mono());
+	pthread_mutex_unlock(&c->timed_lock);
+	wl_client_hold_request(c, WL_OP_HOLD_DESTROY, NULL, (int)h->index);
+	pthread_mutex_lock(&c->holds_lock);
+	index_put(c, h->index);
+	pthread_mutex_unlock(&c->holds_lock);
 	free(h);
 }
 
-static int acquire(wl_hold *h, uint64_t timeout_ns)
+/* The fast path: our hold's depth, our active count, the daemon's phase. */
+int wl_hold_acquire(wl_hold *h)
 {
-	int r;
+	struct wl_region_hold *rh;
+	wl_client *c;
+	uint32_t d;
 
 	if (!h)
 		return -EINVAL;
-	r = wl_client_lock(h->c);
+	c = h->c;
+	if (__atomic_load_n(&c->lost, __ATOMIC_RELAXED)) {
+		wl_set_error("wakelockd has exited or been replaced");
+		return -ENOTCONN;
+	}
+	rh = &c->region->holds[h->index];
+	d = __atomic_fetch_add(&rh->depth, 1, __ATOMIC_RELAXED);
+	if (d >= WL_DEPTH_MAX) {
+		__atomic_fetch_sub(&rh->depth, 1, __ATOMIC_RELAXED);
+		return -EOVERFLOW;
+	}
+	if (d == 0) {
+		/* Statistics, racy by design between threads of one client. */
+		__atomic_store_n(&rh->activations, __atomic_load_n(&rh->activations,
+		                 __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&rh->since, wl_now_coarse(), __ATOMIC_RELAXED);
+	}
+	/* Publish, then look at the daemon (wl_region.h). */
+	__atomic_fetch_add(&c->region->active, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&__atomic_load_n(&c->pub, __ATOMIC_ACQUIRE)->phase,
+	                    __ATOMIC_SEQ_CST) != WL_PHASE_OPEN)
+		wl_client_wait_open(c);
+	return 0;
+}
+
+static int release_timed(wl_hold *h)
+{
+	wl_client *c = h->c;
+	struct wl_region_hold *rh = &c->region->holds[h->index];
+	uint64_t now = wl_now_mono();
+	int r = 0;
+
+	pthread_mutex_lock(&c->timed_lock);
+	if (__atomic_load_n(&rh->deadline, __ATOMIC_RELAXED) > now)
+		__atomic_store_n(&rh->deadline, 0, __ATOMIC_RELAXED);
+	else
+		r = -EINVAL;
+	wl_client_timed_changed(c, now);
+	pthread_mutex_unlock(&c->timed_lock);
 	if (r < 0)
-		return r;
-	/* WL_NOW_LAZY: the clock is read only if the hold changes state. */
-	r = wl_table_acquire(h->c->seg.hdr, h->c->slot, h->index, timeout_ns, WL_NOW_LAZY);
-	wl_client_unlock(h->c);
+		wl_set_error("the hold is not held");
 	return r;
 }
 
-int wl_hold_acquire(wl_hold *h)
+/* The fast path: our hold's depth, our active count, and a kick for a
+ * daemon waiting for the last hold to end. */
+int wl_hold_release(wl_hold *h)
 {
-	return acquire(h, 0);
+	struct wl_region_hold *rh;
+	wl_client *c;
+	uint32_t d;
+
+	if (!h)
+		return -EINVAL;
+	c = h->c;
+	if (__atomic_load_n(&c->lost, __ATOMIC_RELAXED)) {
+		wl_set_error("wakelockd has exited or been replaced");
+		return -ENOTCONN;
+	}
+	rh = &c->region->holds[h->index];
+	d = __atomic_load_n(&rh->depth, __ATOMIC_RELAXED);
+	do {
+		if (d == 0)
+			return release_timed(h);
+	} while (!__atomic_compare_exchange_n(&rh->depth, &d, d - 1, 1, __ATOMIC_RELAXED,
+	                                      __ATOMIC_RELAXED));
+	if (d == 1) {
+		uint64_t since = __atomic_load_n(&rh->since, __ATOMIC_RELAXED), now = wl_now_coarse();
+
+		__atomic_store_n(&rh->held_ns, __atomic_load_n(&rh->held_ns, __ATOMIC_RELAXED) +
+		                 (now > since ? now - since : 0), __ATOMIC_RELAXED);
+	}
+	if (__atomic_fetch_sub(&c->region->active, 1, __ATOMIC_SEQ_CST) == 1 &&
+	    __atomic_load_n(&__atomic_load_n(&c->pub, __ATOMIC_ACQUIRE)->waiting, __ATOMIC_SEQ_CST))
+		wl_client_kick(c);
+	return 0;
 }
 
 int wl_hold_acquire_timeout(wl_hold *h, uint32_t timeout_ms)
 {
-	/* A zero timeout would mean "untimed" below; a hold that lapses at
-	 * once is a no-op that still has to be valid. */
-	return acquire(h, timeout_ms ? (uint64_t)timeout_ms * 1000000u : 1);
-}
-
-int wl_hold_release(wl_hold *h)
-{
-	int r;
+	struct wl_region_hold *rh;
+	wl_client *c;
+	uint64_t now, dl;
 
 	if (!h)
 		return -EINVAL;
-	r = wl_client_lock(h->c);
-	if (r < 0)
-		return r;
-	r = wl_table_release(h->c->seg.hdr, h->c->slot, h->index, 0, WL_NOW_LAZY);
-	wl_client_unlock(h->c);
-	return r;
+	c = h->c;
+	if (__atomic_load_n(&c->lost, __ATOMIC_RELAXED)) {
+		wl_set_error("wakelockd has exited or been replaced");
+		return -ENOTCONN;
+	}
+	rh = &c->region->holds[h->index];
+	now = wl_now_mono();
+	/* A zero timeout is a hold that lapses at once: valid, no effect. */
+	dl = now + (uint64_t)(timeout_ms ? timeout_ms : 0) * 1000000u;
+	pthread_mutex_lock(&c->timed_lock);
+	if (dl > __atomic_load_n(&rh->deadline, __ATOMIC_RELAXED)) {
+		if (__atomic_load_n(&rh->deadline, __ATOMIC_RELAXED) <= now &&
+		    __atomic_load_n(&rh->depth, __ATOMIC_RELAXED) == 0)
+			__atomic_store_n(&rh->activations, __atomic_load_n(&rh->activations,
+			                 __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&rh->deadline, dl, __ATOMIC_RELAXED);
+	}
+	if (dl > __atomic_load_n(&c->region->timed_until, __ATOMIC_RELAXED))
+		__atomic_store_n(&c->region->timed_until, dl, __ATOMIC_SEQ_CST);
+	else
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	pthread_mutex_unlock(&c->timed_lock);
+	if (__atomic_load_n(&__atomic_load_n(&c->pub, __ATOMIC_ACQUIRE)->phase,
+	                    __ATOMIC_SEQ_CST) != WL_PHASE_OPEN)
+		wl_client_wait_open(c);
+	return 0;
 }
 
 int wl_hold_is_held(wl_hold *h)
 {
-	struct wl_shm_hold *sh;
-	int r;
+	struct wl_region_hold *rh;
 
 	if (!h)
 		return -EINVAL;
-	r = wl_client_lock(h->c);
-	if (r < 0)
-		return r;
-	sh = &h->c->seg.hdr->slots[h->c->slot].holds[h->index];
-	r = sh->depth > 0 || (sh->deadline && sh->deadline > wl_now_mono());
-	wl_client_unlock(h->c);
-	return r;
+	rh = &h->c->region->holds[h->index];
+	return __atomic_load_n(&rh->depth, __ATOMIC_RELAXED) > 0 ||
+	       __atomic_load_n(&rh->deadline, __ATOMIC_RELAXED) > wl_now_mono();
 }

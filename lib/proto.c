@@ -9,49 +9,70 @@
 #include "wl_proto.h"
 #include "wl_shm.h"
 
-int wl_send_msg(int sock, const void *buf, size_t len, int fd)
+int wl_send_msg_fds(int sock, const void *buf, size_t len, const int *fds, unsigned n)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * WL_MAX_FDS)];
 	} cm;
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
+	ssize_t n2;
 
-	if (fd >= 0) {
+	if (n > WL_MAX_FDS)
+		return -EINVAL;
+	if (n) {
+		struct cmsghdr *c;
+
 		memset(&cm, 0, sizeof(cm));
 		mh.msg_control = cm.buf;
-		mh.msg_controllen = sizeof(cm.buf);
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+		c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
 	}
 	do
-		n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
+		n2 = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (n2 < 0 && errno == EINTR);
+	if (n2 < 0)
 		return -errno;
-	return (size_t)n == len ? 0 : -EPROTO;
+	return (size_t)n2 == len ? 0 : -EPROTO;
 }
 
-int wl_recv_msg_upto(int sock, void *buf, size_t max, size_t *len, int *fd)
+int wl_send_msg(int sock, const void *buf, size_t len, int fd)
+{
+	return wl_send_msg_fds(sock, buf, len, &fd, fd >= 0 ? 1 : 0);
+}
+
+static void close_fds(int *fds, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
+
+int wl_recv_msg_fds(int sock, void *buf, size_t max, size_t *len, int *fds, unsigned nfds)
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = max };
+	/* Room for more than we accept, so that extra descriptors arrive
+	 * (and are closed) rather than set MSG_CTRUNC and leak. */
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(sizeof(int) * 16)];
 	} cm;
 	struct msghdr mh = {
 		.msg_iov = &iov, .msg_iovlen = 1,
 		.msg_control = cm.buf, .msg_controllen = sizeof(cm.buf),
 	};
+	unsigned got = 0;
 	ssize_t n;
 
-	if (fd)
-		*fd = -1;
+	for (unsigned i = 0; i < nfds; i++)
+		fds[i] = -1;
 	*len = 0;
 	do
 		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
@@ -60,25 +81,38 @@ int wl_recv_msg_upto(int sock, void *buf, size_t max, size_t *len, int *fd)
 		return errno == EAGAIN ? -ETIMEDOUT : -errno;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			int got;
-			memcpy(&got, CMSG_DATA(c), sizeof(int));
-			if (fd && *fd < 0)
-				*fd = got;
-			else
-				close(got);
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			for (size_t i = 0; i < k; i++) {
+				int fd;
+
+				memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+				if (got < nfds)
+					fds[got++] = fd;
+				else
+					close(fd);
+			}
 		}
 	}
-	if (n == 0)
+	if (n == 0) {
+		close_fds(fds, nfds);
 		return -ENOTCONN;
+	}
 	if (mh.msg_flags & MSG_TRUNC) {
-		if (fd && *fd >= 0) {
-			close(*fd);
-			*fd = -1;
-		}
+		close_fds(fds, nfds);
 		return -EPROTO;
 	}
 	*len = (size_t)n;
 	return 0;
+}
+
+int wl_recv_msg_upto(int sock, void *buf, size_t max, size_t *len, int *fd)
+{
+	int fds[1], r = wl_recv_msg_fds(sock, buf, max, len, fds, fd ? 1 : 0);
+
+	if (fd)
+		*fd = fds[0];
+	return r;
 }
 
 int wl_recv_msg(int sock, void *buf, size_t len, int *fd)
@@ -137,8 +171,9 @@ int wl_connect(const char *path, int timeout_ms)
 
 /* Send one request, then read and check the reply. */
 static int exchange(int sock, const void *req, size_t len, int send_fd,
-                    struct wl_msg_rep *rep, int *fd)
+                    struct wl_msg_rep *rep, int *fds, unsigned nfds)
 {
+	size_t got;
 	int r = wl_send_msg(sock, req, len, send_fd);
 
 	if (r < 0) {
@@ -146,17 +181,18 @@ static int exchange(int sock, const void *req, size_t len, int send_fd,
 		return r == -EPIPE || r == -ECONNRESET ? -ENOTCONN : r;
 	}
 	memset(rep, 0, sizeof(*rep));
-	r = wl_recv_msg(sock, rep, sizeof(*rep), fd);
+	r = wl_recv_msg_fds(sock, rep, sizeof(*rep), &got, fds, nfds);
+	if (r == 0 && got != sizeof(*rep)) {
+		close_fds(fds, nfds);
+		r = -EPROTO;
+	}
 	if (r < 0) {
 		wl_set_error("no valid answer from wakelockd: %s", strerror(-r));
 		return r == -ECONNRESET ? -ENOTCONN : r;
 	}
 	r = wl_check_reply(rep);
 	if (r < 0) {
-		if (fd && *fd >= 0) {
-			close(*fd);
-			*fd = -1;
-		}
+		close_fds(fds, nfds);
 		return r;
 	}
 	return 0;
@@ -209,10 +245,23 @@ int wl_request(int sock, uint16_t op, const char *name, struct wl_msg_rep *rep, 
 		return -ENAMETOOLONG;
 	}
 	fill_req(&req, op, name);
-	return exchange(sock, &req, sizeof(req), -1, rep, fd);
+	return exchange(sock, &req, sizeof(req), -1, rep, fd, fd ? 1 : 0);
 }
 
-int wl_request_alarm(int sock, struct wl_msg_alarm *m, int send_fd, struct wl_msg_rep *rep)
+int wl_request_fds(int sock, uint16_t op, const char *name, int send_fd,
+                   struct wl_msg_rep *rep, int *fds, unsigned nfds)
+{
+	struct wl_msg_req req;
+
+	if (name && strlen(name) >= WL_NAME_MAX) {
+		wl_set_error("name longer than %d bytes", WL_NAME_MAX - 1);
+		return -ENAMETOOLONG;
+	}
+	fill_req(&req, op, name);
+	return exchange(sock, &req, sizeof(req), send_fd, rep, fds, nfds);
+}
+
+int wl_request_arg(int sock, struct wl_msg_arg *m, int send_fd, struct wl_msg_rep *rep)
 {
 	char name[WL_NAME_MAX];
 
@@ -220,5 +269,5 @@ int wl_request_alarm(int sock, struct wl_msg_alarm *m, int send_fd, struct wl_ms
 	name[WL_NAME_MAX - 1] = 0;
 	fill_req(&m->req, m->req.op, name);
 	m->pad = 0;
-	return exchange(sock, m, sizeof(*m), send_fd, rep, NULL);
+	return exchange(sock, m, sizeof(*m), send_fd, rep, NULL, 0);
 }

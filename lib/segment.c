@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Creating, validating and mapping the shared segment. */
+/* Creating, validating, mapping and snapshotting the published segment. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -9,8 +10,7 @@
 
 /*
  * A client may be handed any file descriptor; check everything it relies
- * on before touching the mutex, so a foreign or truncated file gives an
- * error instead of a crash or a hang.
+ * on, so a foreign or truncated file gives an error instead of a crash.
  */
 int wl_seg_validate(const void *map, size_t maplen)
 {
@@ -52,7 +52,8 @@ int wl_seg_map_fd(int fd, struct wl_seg *seg)
 		close(fd);
 		return -EBADMSG;
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* Read-only: the daemon sealed it against every other writer. */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
 		r = -errno;
 		close(fd);
@@ -70,6 +71,85 @@ int wl_seg_map_fd(int fd, struct wl_seg *seg)
 	return 0;
 }
 
+/* Seals that leave the writer's own mapping as the only way to write. */
+#define WL_SEG_SEALS (F_SEAL_FUTURE_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
+
+static int new_memfd(const char *name, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)len) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int wl_seg_create(struct wl_seg *seg, uint32_t nslots)
+{
+	size_t len = wl_shm_total_size(nslots);
+	void *map;
+	int fd, r;
+
+	memset(seg, 0, sizeof(*seg));
+	seg->fd = -1;
+	if (nslots == 0 || nslots > WL_MAX_CLIENTS)
+		return -EINVAL;
+	fd = new_memfd("wakelockd", len);
+	if (fd < 0)
+		return fd;
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	r = wl_seg_init(map, nslots);
+	if (r == 0 && fcntl(fd, F_ADD_SEALS, WL_SEG_SEALS) < 0)
+		r = -errno;
+	if (r < 0) {
+		munmap(map, len);
+		close(fd);
+		return r;
+	}
+	seg->hdr = map;
+	seg->len = len;
+	seg->fd = fd;
+	return 0;
+}
+
+int wl_seg_snapshot(const struct wl_shm_header *hdr)
+{
+	size_t len = wl_shm_total_size(hdr->nslots);
+	struct wl_shm_header *copy;
+	int fd = new_memfd("wakelockd-snapshot", len), r = 0;
+
+	if (fd < 0)
+		return fd;
+	copy = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (copy == MAP_FAILED) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	/* The header and the live slots: the rest reads as free. */
+	memcpy(copy, hdr, sizeof(*hdr));
+	memset(&copy->lock, 0, sizeof(copy->lock));
+	for (uint32_t k = 0; k < hdr->nlive; k++)
+		copy->slots[hdr->order[k]] = hdr->slots[hdr->order[k]];
+	munmap(copy, len);
+	if (fcntl(fd, F_ADD_SEALS, WL_SEG_SEALS | F_SEAL_WRITE) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
 void wl_seg_unmap(struct wl_seg *seg)
 {
 	if (seg->hdr)
@@ -83,7 +163,6 @@ void wl_seg_unmap(struct wl_seg *seg)
 /* Initialise a zeroed mapping of wl_shm_total_size(nslots) bytes. */
 int wl_seg_init(struct wl_shm_header *hdr, uint32_t nslots)
 {
-	pthread_mutexattr_t ma;
 	int r;
 
 	if (nslots == 0 || nslots > WL_MAX_CLIENTS)
@@ -91,11 +170,8 @@ int wl_seg_init(struct wl_shm_header *hdr, uint32_t nslots)
 	/* The mapping is zero-filled (see wl_shm.h): clear the header only,
 	 * so that the slots' pages stay untouched until a client uses them. */
 	memset(hdr, 0, sizeof(*hdr));
-	pthread_mutexattr_init(&ma);
-	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
-	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
-	r = pthread_mutex_init(&hdr->lock, &ma);
-	pthread_mutexattr_destroy(&ma);
+	/* Process-private: the daemon's threads are its only users. */
+	r = pthread_mutex_init(&hdr->lock, NULL);
 	if (r)
 		return -r;
 	hdr->abi_major = WL_ABI_MAJOR;

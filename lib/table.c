@@ -1,20 +1,18 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Operations on the client table.  Every function here runs with the
- * segment lock held, in whichever process: client (acquire/release),
- * daemon (registration, reaping, expiry, policy) or anyone repairing
- * after EOWNERDEAD.
+ * Operations on the published table, all in the daemon with its lock
+ * held: registration, reaping, policy, names, the daemon-owned holds of
+ * alarms, and reading the clients' regions (wl_table_holders decides,
+ * wl_table_sync mirrors for display).
  *
- * Cost: acquire/release touch one hold, its slot and the header, and read
- * CLOCK_MONOTONIC at most once, only when the hold changes state (or is
- * timed).  Daemon-side walks (expiry, recount, policy) go over the live
- * slots only (hdr->order[0..nlive), see wl_shm.h); reaping one client
- * touches that client's slot only.
+ * Cost: the decision reads two words per live client; mirroring walks
+ * the holds of the live clients; reaping one client touches that
+ * client's slot only.
  */
 #include <errno.h>
 #include <string.h>
 #include <time.h>
-#include "wl_shm.h"
+#include "wl_region.h"
 
 uint64_t wl_now_mono(void)
 {
@@ -27,6 +25,13 @@ uint64_t wl_now_real(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t wl_now_coarse(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -50,19 +55,8 @@ static int hold_should_be_active(const struct wl_shm_hold *h, uint64_t *now)
 	return h->in_use && (h->depth > 0 || (h->deadline && h->deadline > clk(now)));
 }
 
-/* The slot's active count went to 0: account the time held. */
-static void slot_became_idle(struct wl_shm_slot *s, uint64_t now)
-{
-	uint64_t held = now > s->active_since ? now - s->active_since : 0;
-
-	s->total_held_ns += held;
-	if (held > s->max_held_ns)
-		s->max_held_ns = held;
-}
-
-/* Bring hold.active in line with depth/deadline, propagating to the
- * slot and the global counter.  Notifies the daemon when the counter
- * reaches zero. */
+/* Bring a daemon-owned hold's active flag in line with its depth and
+ * deadline, with the slot's counts and statistics. */
 static void hold_sync(struct wl_shm_header *hdr, struct wl_shm_slot *s,
                       struct wl_shm_hold *h, uint64_t *now)
 {
@@ -75,31 +69,37 @@ static void hold_sync(struct wl_shm_header *hdr, struct wl_shm_slot *s,
 
 		h->active = 1;
 		h->since = t;
-		if (s->active++ == 0)
+		s->active++;
+		if (s->dactive++ == 0)
 			s->active_since = t;
+		s->d_acquire_count++;
 		s->acquire_count++;
-		/* Wall time is derived for display from the daemon's offset:
-		 * no second clock read here. */
 		s->last_acquired_mono = t;
 		s->last_acquired_off = hdr->rt_offset;
 		if (s->allowed)
 			hdr->counter++;
-		else
-			s->denied_count++;
 	} else {
+		uint64_t held = clk(now) > h->since ? *now - h->since : 0;
+
 		h->active = 0;
-		if (s->active > 0 && --s->active == 0)
-			slot_became_idle(s, clk(now));
-		if (s->allowed && hdr->counter > 0 && --hdr->counter == 0)
-			wl_notify(hdr);
+		if (s->active > 0)
+			s->active--;
+		if (s->dactive > 0)
+			s->dactive--;
+		s->d_total_held_ns += held;
+		s->total_held_ns += held;
+		if (held > s->max_held_ns)
+			s->max_held_ns = held;
+		if (s->allowed && hdr->counter > 0)
+			hdr->counter--;
 	}
 }
 
-/* Recompute the derived state of one slot from its holds; returns its
- * active count.  Clears the holds of a slot that is not live. */
+/* Recompute the daemon-owned part of one slot; returns its active
+ * count.  Client holds keep their mirrored state (wl_table_sync). */
 static uint32_t slot_recount(struct wl_shm_slot *s, uint64_t *now)
 {
-	uint32_t active = 0;
+	uint32_t active = 0, dactive = 0;
 	uint64_t next = 0;
 
 	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
@@ -107,14 +107,18 @@ static uint32_t slot_recount(struct wl_shm_slot *s, uint64_t *now)
 
 		if (s->state != WL_SLOT_LIVE)
 			h->in_use = 0;
-		h->active = (uint32_t)hold_should_be_active(h, now);
-		active += h->active;
-		if (h->in_use && h->deadline > clk(now) && (!next || h->deadline < next))
-			next = h->deadline;
+		if (h->owner == WL_HOLD_DAEMON) {
+			h->active = (uint32_t)hold_should_be_active(h, now);
+			dactive += h->active;
+			if (h->in_use && h->deadline > clk(now) && (!next || h->deadline < next))
+				next = h->deadline;
+		}
+		active += h->in_use && h->active;
 	}
-	if (active && !s->active)
+	if (dactive && !s->dactive)
 		s->active_since = clk(now);
 	s->active = active;
+	s->dactive = dactive;
 	s->next_deadline = next;
 	return active;
 }
@@ -136,8 +140,6 @@ void wl_table_recount(struct wl_shm_header *hdr, uint64_t now)
 	}
 	hdr->counter = total;
 	hdr->next_deadline = next;
-	/* Whoever waits must re-evaluate: the count may have changed. */
-	wl_notify(hdr);
 }
 
 /* Rebuild the live-slot list from slot.state (the primary state). */
@@ -158,38 +160,6 @@ static void rebuild_order(struct wl_shm_header *hdr)
 	hdr->nlive = n;
 }
 
-/*
- * Is the live-slot list exactly the set of LIVE slots?  Registration puts a
- * slot in the list before marking it LIVE, reaping marks it FREE before
- * taking it out, so a LIVE slot is never outside order[0..nlive): checking
- * the entries of the list (each LIVE, with pos pointing back, hence no
- * duplicates) is enough, and costs O(live clients).
- */
-static int order_valid(const struct wl_shm_header *hdr)
-{
-	if (hdr->nlive > hdr->nslots)
-		return 0;
-	for (uint32_t k = 0; k < hdr->nlive; k++) {
-		uint32_t i = hdr->order[k];
-
-		if (i >= hdr->nslots || hdr->slots[i].state != WL_SLOT_LIVE ||
-		    hdr->slots[i].pos != k)
-			return 0;
-	}
-	return 1;
-}
-
-/* After EOWNERDEAD.  Only the daemon changes the live-slot list, so after a
- * client's death it is intact and the repair is O(live clients); the full
- * O(table) rebuild is for a list left half updated. */
-void wl_table_repair(struct wl_shm_header *hdr, uint64_t now)
-{
-	hdr->repairs++;
-	if (!order_valid(hdr))
-		rebuild_order(hdr);
-	wl_table_recount(hdr, now);
-}
-
 static int lookup(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
                   struct wl_shm_slot **sp, struct wl_shm_hold **hp)
 {
@@ -199,6 +169,9 @@ static int lookup(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
 	*hp = &(*sp)->holds[hold];
 	if ((*sp)->state != WL_SLOT_LIVE || !(*hp)->in_use)
 		return -ESTALE;
+	/* A client's hold is the client's to change, in its region. */
+	if ((*hp)->owner != WL_HOLD_DAEMON)
+		return -EPERM;
 	return 0;
 }
 
@@ -218,12 +191,8 @@ int wl_table_acquire(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
 			h->deadline = dl;
 		if (!s->next_deadline || dl < s->next_deadline)
 			s->next_deadline = dl;
-		/* The daemon sleeps until the earliest deadline it knows: if
-		 * this one is earlier, wake it to re-arm. */
-		if (!hdr->next_deadline || dl < hdr->next_deadline) {
+		if (!hdr->next_deadline || dl < hdr->next_deadline)
 			hdr->next_deadline = dl;
-			wl_notify(hdr);
-		}
 	} else {
 		if (h->depth >= 0x7fffffffu)
 			return -EOVERFLOW;
@@ -275,7 +244,7 @@ uint64_t wl_table_expire(struct wl_shm_header *hdr, uint64_t now)
 			for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
 				struct wl_shm_hold *h = &s->holds[j];
 
-				if (!h->in_use || !h->deadline)
+				if (!h->in_use || !h->deadline || h->owner != WL_HOLD_DAEMON)
 					continue;
 				if (h->deadline <= now) {
 					h->deadline = 0;
@@ -330,8 +299,7 @@ void wl_table_slot_free(struct wl_shm_header *hdr, uint32_t slot, uint64_t now)
 	s = &hdr->slots[slot];
 	if (s->state != WL_SLOT_LIVE)
 		return;
-	/* Only this client's holds: hold_sync keeps slot.active and the
-	 * counter exact (and notifies when the counter reaches zero). */
+	/* Only this client's holds; its region goes with it. */
 	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
 		struct wl_shm_hold *h = &s->holds[j];
 
@@ -339,11 +307,18 @@ void wl_table_slot_free(struct wl_shm_header *hdr, uint32_t slot, uint64_t now)
 			continue;
 		h->depth = 0;
 		h->deadline = 0;
-		hold_sync(hdr, s, h, &now);
+		if (h->owner == WL_HOLD_DAEMON)
+			hold_sync(hdr, s, h, &now);
+		else if (h->active && s->allowed && hdr->counter > 0)
+			hdr->counter--;
+		h->active = 0;
 		h->in_use = 0;
 	}
+	if (s->holding && s->allowed && hdr->holders > 0)
+		hdr->holders--;
+	s->holding = 0;
 	s->next_deadline = 0;
-	/* FREE first, then out of the live-slot list (see order_valid()):
+	/* FREE first, then out of the live-slot list:
 	 * swap with the last live entry. */
 	__atomic_store_n(&s->state, WL_SLOT_FREE, __ATOMIC_RELEASE);
 	s->client_id = 0;
@@ -355,10 +330,8 @@ void wl_table_slot_free(struct wl_shm_header *hdr, uint32_t slot, uint64_t now)
 		hdr->order[hdr->nlive - 1] = slot;
 		hdr->nlive--;
 	} else {
-		rebuild_order(hdr);    /* cannot happen with an intact list */
+		rebuild_order(hdr);    /* cannot happen: only we change the list */
 	}
-	/* The daemon re-evaluates: a deadline it sleeps towards may be gone. */
-	wl_notify(hdr);
 }
 
 void wl_table_set_allowed(struct wl_shm_header *hdr, uint32_t slot, int allowed,
@@ -379,28 +352,37 @@ void wl_table_set_allowed(struct wl_shm_header *hdr, uint32_t slot, int allowed,
 		hdr->counter += s->active;
 	else
 		hdr->counter = hdr->counter > s->active ? hdr->counter - s->active : 0;
-	/* Always: the waiter re-checks whatever the new count is. */
-	wl_notify(hdr);
 }
 
-int wl_table_hold_alloc(struct wl_shm_header *hdr, uint32_t slot, const char *name)
+static void hold_init(struct wl_shm_hold *h, const char *name, uint32_t owner)
+{
+	memset(h, 0, sizeof(*h));
+	strncpy(h->name, name, WL_NAME_MAX - 1);
+	h->owner = owner;
+	h->in_use = 1;
+}
+
+int wl_table_hold_alloc(struct wl_shm_header *hdr, uint32_t slot, const char *name,
+                        uint32_t owner, int want)
 {
 	struct wl_shm_slot *s;
 
-	if (slot >= hdr->nslots)
+	if (slot >= hdr->nslots || want >= (int)WL_MAX_HOLDS_PER_CLIENT)
 		return -EINVAL;
 	s = &hdr->slots[slot];
 	if (s->state != WL_SLOT_LIVE)
 		return -ESTALE;
+	if (want >= 0) {
+		if (s->holds[want].in_use)
+			return -EEXIST;
+		hold_init(&s->holds[want], name, owner);
+		return want;
+	}
 	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
-		struct wl_shm_hold *h = &s->holds[j];
-
-		if (h->in_use)
-			continue;
-		memset(h, 0, sizeof(*h));
-		strncpy(h->name, name, WL_NAME_MAX - 1);
-		h->in_use = 1;
-		return (int)j;
+		if (!s->holds[j].in_use) {
+			hold_init(&s->holds[j], name, owner);
+			return (int)j;
+		}
 	}
 	return -ENOSPC;
 }
@@ -411,10 +393,144 @@ void wl_table_hold_free(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
 	struct wl_shm_slot *s;
 	struct wl_shm_hold *h;
 
-	if (lookup(hdr, slot, hold, &s, &h))
+	if (slot >= hdr->nslots || hold >= WL_MAX_HOLDS_PER_CLIENT)
+		return;
+	s = &hdr->slots[slot];
+	h = &s->holds[hold];
+	if (s->state != WL_SLOT_LIVE || !h->in_use)
 		return;
 	h->depth = 0;
 	h->deadline = 0;
-	hold_sync(hdr, s, h, &now);
+	if (h->owner == WL_HOLD_DAEMON) {
+		hold_sync(hdr, s, h, &now);
+	} else if (h->active) {
+		h->active = 0;
+		if (s->active > 0)
+			s->active--;
+		if (s->allowed && hdr->counter > 0)
+			hdr->counter--;
+	}
 	h->in_use = 0;
+}
+
+/*
+ * Finished alarm work, as the client reports it in its region: the fires
+ * up to alarm_done[j] are done.  All of them: the alarm's hold ends.  An
+ * earlier one only (it fired again meanwhile): the hold is renewed for a
+ * full timeout, so a fire is never released by the work of an earlier
+ * one.  The value is clamped to the fires there were and never goes
+ * back, so a client can only end its own alarm's hold early.
+ */
+static void alarms_ack(struct wl_shm_header *hdr, uint32_t slot, const struct wl_region *rg,
+                       uint64_t *now)
+{
+	struct wl_shm_slot *s = &hdr->slots[slot];
+
+	for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++) {
+		struct wl_shm_alarm *al = &s->alarms[j];
+		uint64_t done;
+
+		if (!al->in_use || al->hold >= WL_MAX_HOLDS_PER_CLIENT)
+			continue;
+		done = __atomic_load_n(&rg->alarm_done[j], __ATOMIC_ACQUIRE);
+		if (done > al->fired_seq)
+			done = al->fired_seq;
+		if (done <= al->done_seq)
+			continue;
+		al->done_seq = done;
+		if (done == al->fired_seq) {
+			wl_table_release(hdr, slot, al->hold, 1, clk(now));
+		} else {
+			uint32_t ms = hdr->alarm_timeout_ms ? hdr->alarm_timeout_ms : 1;
+
+			wl_table_acquire(hdr, slot, al->hold, (uint64_t)ms * 1000000u, clk(now));
+		}
+	}
+}
+
+uint32_t wl_table_holders(struct wl_shm_header *hdr, const struct wl_region *const *regions,
+                          uint64_t now, uint64_t *next)
+{
+	uint32_t n = 0;
+	uint64_t nx;
+
+	for (uint32_t k = 0; k < hdr->nlive; k++) {
+		uint32_t i = hdr->order[k];
+
+		if (regions[i] && hdr->slots[i].alarm_count)
+			alarms_ack(hdr, i, regions[i], &now);
+	}
+	nx = wl_table_expire(hdr, now);
+	for (uint32_t k = 0; k < hdr->nlive; k++) {
+		uint32_t i = hdr->order[k];
+		struct wl_shm_slot *s = &hdr->slots[i];
+		const struct wl_region *rg = regions[i];
+		uint64_t until = 0;
+		int holding = s->dactive > 0;
+
+		if (rg) {
+			until = __atomic_load_n(&rg->timed_until, __ATOMIC_SEQ_CST);
+			holding |= wl_region_holding(rg, now);
+		}
+		s->holding = (uint32_t)holding;
+		if (!s->allowed)
+			continue;
+		n += holding;
+		if (until > now && (!nx || until < nx))
+			nx = until;
+	}
+	hdr->holders = n;
+	*next = nx;
+	return n;
+}
+
+/* A region's word as it is now, read once (the client may change it
+ * while we look). */
+#define ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+void wl_table_sync(struct wl_shm_header *hdr, const struct wl_region *const *regions,
+                   uint64_t now)
+{
+	uint32_t counter = 0;
+
+	for (uint32_t k = 0; k < hdr->nlive; k++) {
+		uint32_t i = hdr->order[k];
+		struct wl_shm_slot *s = &hdr->slots[i];
+		const struct wl_region *rg = regions[i];
+		uint64_t acq = 0, held = 0;
+		uint32_t active = 0;
+
+		for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
+			struct wl_shm_hold *h = &s->holds[j];
+
+			if (!h->in_use)
+				continue;
+			if (h->owner == WL_HOLD_CLIENT && rg) {
+				const struct wl_region_hold *rh = &rg->holds[j];
+				int was = h->active;
+
+				h->depth = ONCE(rh->depth);
+				h->deadline = ONCE(rh->deadline);
+				h->active = h->depth > 0 || h->deadline > now;
+				if (h->active && !was) {
+					h->since = now;
+					s->last_acquired_mono = now;
+					s->last_acquired_off = hdr->rt_offset;
+				}
+				/* Sums of client-reported counts: they can only
+				 * misreport the client itself. */
+				acq += ONCE(rh->activations);
+				held += ONCE(rh->held_ns);
+			}
+			active += h->active;
+		}
+		if (active && !s->active)
+			s->active_since = now;
+		s->active = active;
+		s->acquire_count = s->d_acquire_count + acq;
+		s->total_held_ns = s->d_total_held_ns + held;
+		if (s->allowed)
+			counter += active;
+	}
+	hdr->counter = counter;
 }

@@ -4,19 +4,22 @@
  *
  * Every client has a thread that sleeps in poll() on its connection.
  * When the daemon hangs up (kill -9, crash, restart), the thread connects
- * again, for up to WL_REREGISTER_MS, registers under the same name, and
- * moves every hold (depth and timeout) from the old segment to the new
- * one.  A daemon that starts after an unclean exit stays awake for a
- * grace period first (WLD_RESTART_GRACE_MS, daemon/powerloop.h), shorter
- * than this window, so that no suspend happens while a client holds.
+ * again, for up to WL_REREGISTER_MS, and registers under the same name
+ * with the same region.  The holds never moved: they are in the region,
+ * which the client owns, so the new daemon sees every one of them the
+ * moment it maps it.  The thread then tells it the names of the holds,
+ * at the same indices.  A daemon that starts after an unclean exit stays
+ * awake for a grace period first (WLD_RESTART_GRACE_MS,
+ * daemon/powerloop.h), shorter than this window, so that no suspend
+ * happens before the clients that held are back.
  *
- * Meanwhile the application goes on using the old segment: acquires and
- * releases there are what gets moved.  The move itself happens with the
- * registration lock held for writing, so no call is half on one segment
- * and half on the other.  The connection keeps its descriptor number
- * (dup2), so wl_client_fd() stays valid.
+ * Meanwhile the application goes on acquiring and releasing in its
+ * region, untouched by all this: only the daemon's published segment
+ * (c->pub, swapped atomically; the old mapping stays until close), the
+ * eventfd and the connection change, the last two keeping their
+ * descriptor numbers (dup2), so wl_client_fd() stays valid.
  *
- * Not moved: wake alarms (the new daemon knows nothing of their
+ * Not carried over: wake alarms (the new daemon knows nothing of their
  * schedule).  A client with alarms is not re-registered; its calls fail
  * with -ENOTCONN as before and it must reopen.
  */
@@ -24,6 +27,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "wl_client.h"
@@ -36,78 +40,64 @@ static int stop_requested(wl_client *c, int ms)
 	return poll(&p, 1, ms) > 0;
 }
 
-/* Move the holds of c to the new registration (reg_lock held for
- * writing, new segment locked). */
-static void move_holds(wl_client *c, struct wl_shm_header *nh, uint32_t nslot)
-{
-	const struct wl_shm_slot *os = &c->seg.hdr->slots[c->slot];
-	uint64_t now = wl_now_mono();
-
-	pthread_mutex_lock(&c->holds_lock);
-	for (wl_hold *h = c->holds; h; h = h->next) {
-		const struct wl_shm_hold *oh = &os->holds[h->index];
-		uint32_t depth = oh->depth;
-		uint64_t deadline = oh->deadline;
-		int r = wl_table_hold_alloc(nh, nslot, oh->name);
-
-		if (r < 0)      /* cannot happen: same table size as before */
-			continue;
-		h->index = (uint32_t)r;
-		if (depth) {
-			wl_table_acquire(nh, nslot, h->index, 0, now);
-			nh->slots[nslot].holds[h->index].depth = depth;
-		}
-		if (deadline > now)
-			wl_table_acquire(nh, nslot, h->index, deadline - now, now);
-	}
-	pthread_mutex_unlock(&c->holds_lock);
-}
-
-/* One attempt to register with the (new) daemon and move over. */
+/* One attempt to register with the (new) daemon. */
 static int reregister(wl_client *c)
 {
+	struct wl_pub_map *pm = calloc(1, sizeof(*pm));
 	struct wl_msg_rep rep;
-	struct wl_seg seg;
-	int sock, fd = -1, r;
+	int sock, kick, r;
 
-	sock = wl_connect(c->sock_path, 200);
-	if (sock < 0)
-		return sock;
-	r = wl_request(sock, WL_OP_REGISTER, c->name, &rep, &fd);
-	if (r == 0 && fd < 0)
-		r = -EPROTO;
-	if (r == 0)
-		r = wl_seg_map_fd(fd, &seg);
-	if (r == 0 && rep.slot >= seg.hdr->nslots) {
-		wl_seg_unmap(&seg);
-		r = -EBADMSG;
-	}
+	if (!pm)
+		return -ENOMEM;
+	r = wl_client_register(c, c->sock_path, 200, &sock, &pm->seg, &kick, &rep);
 	if (r < 0) {
-		close(sock);
+		free(pm);
 		return r;
 	}
-	close(seg.fd);
-	seg.fd = -1;
-
-	pthread_rwlock_wrlock(&c->reg_lock);
-	r = wl_lock(seg.hdr);
-	if (r == 0) {
-		move_holds(c, seg.hdr, rep.slot);
-		wl_unlock(seg.hdr);
-		wl_seg_unmap(&c->seg);
-		c->seg = seg;
-		c->slot = rep.slot;
-		c->client_id = rep.client_id;
-		/* Same descriptor number: what the application has of
-		 * wl_client_fd() stays valid. */
-		if (dup2(sock, c->sock) < 0)
-			r = -errno;
+	if (rep.slot >= pm->seg.hdr->nslots) {
+		wl_seg_unmap(&pm->seg);
+		free(pm);
+		close(sock);
+		close(kick);
+		return -EBADMSG;
 	}
-	pthread_rwlock_unlock(&c->reg_lock);
+	pthread_mutex_lock(&c->sock_lock);
+	/* Same descriptor numbers: what the application has of
+	 * wl_client_fd() stays valid, and a kick in flight goes to one
+	 * daemon or the other, both harmless. */
+	if (dup2(sock, c->sock) < 0 || dup2(kick, c->kick_fd) < 0)
+		r = -errno;
+	pthread_mutex_unlock(&c->sock_lock);
 	close(sock);
-	if (r < 0 && seg.hdr != c->seg.hdr)
-		wl_seg_unmap(&seg);
-	return r;
+	close(kick);
+	if (r < 0) {
+		wl_seg_unmap(&pm->seg);
+		free(pm);
+		return r;
+	}
+	c->slot = rep.slot;
+	c->client_id = rep.client_id;
+	pthread_mutex_lock(&c->holds_lock);
+	pm->next = c->pubs;
+	c->pubs = pm;
+	pthread_mutex_unlock(&c->holds_lock);
+	/* Waiters on the old daemon's phase look again (wl_client_wait_open). */
+	__atomic_store_n(&c->pub, pm->seg.hdr, __ATOMIC_RELEASE);
+	/* The names, at the indices the region has them (copied first: a
+	 * hold may be destroyed meanwhile, its request then fails). */
+	struct { uint32_t index; char name[WL_NAME_MAX]; } names[WL_MAX_HOLDS_PER_CLIENT];
+	unsigned n = 0;
+
+	pthread_mutex_lock(&c->holds_lock);
+	for (wl_hold *h = c->holds; h && n < WL_MAX_HOLDS_PER_CLIENT; h = h->next) {
+		names[n].index = h->index;
+		memcpy(names[n].name, h->name, WL_NAME_MAX);
+		n++;
+	}
+	pthread_mutex_unlock(&c->holds_lock);
+	for (unsigned i = 0; i < n; i++)
+		wl_client_hold_request(c, WL_OP_HOLD_CREATE, names[i].name, (int)names[i].index);
+	return 0;
 }
 
 static int has_alarms(wl_client *c)

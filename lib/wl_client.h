@@ -4,26 +4,38 @@
 
 #include "wl_proto.h"
 #include <pthread.h>
-#include "wl_shm.h"
+#include "wl_region.h"
+
+/* Published segments of daemons this client registered with: the
+ * current one is c->pub; earlier ones stay mapped until close, because
+ * a thread on the fast path may still be reading one (they are a few
+ * pages each, one per daemon restart). */
+struct wl_pub_map {
+	struct wl_seg seg;
+	struct wl_pub_map *next;
+};
 
 struct wl_client {
-	struct wl_seg seg;
+	/* The fast path reads these three and nothing else. */
+	struct wl_region *region;            /* ours, read-write */
+	const struct wl_shm_header *pub;     /* the daemon's, read-only (atomic) */
+	int kick_fd;                         /* the daemon's eventfd */
+	int lost;                            /* atomic: the daemon is gone for good */
+
+	int region_fd;                       /* kept to register again */
+	struct wl_pub_map *pubs;             /* every mapping pub has pointed to */
 	int sock;
 	uint32_t slot;
 	uint64_t client_id;
-	pthread_mutex_t holds_lock;  /* guards the lists below */
+	pthread_mutex_t holds_lock;  /* guards the lists and hold_used */
 	struct wl_hold *holds;       /* destroyed by wl_client_close */
 	struct wl_alarm *alarms;     /* likewise */
-	/* One request and its reply at a time on sock (alarm requests may
-	 * come from several threads). */
+	uint64_t hold_used[WL_MAX_HOLDS_PER_CLIENT / 64];
+	/* Timed holds change timed_until, which is one word for all of
+	 * them: those changes are serialised (not the untimed fast path). */
+	pthread_mutex_t timed_lock;
+	/* One request and its reply at a time on sock. */
 	pthread_mutex_t sock_lock;
-	/*
-	 * Re-registration with a restarted daemon (watch.c).  Read side: any
-	 * use of seg, slot or a hold's index (wl_client_lock); write side:
-	 * the watcher moving the holds to the new daemon's segment.
-	 */
-	pthread_rwlock_t reg_lock;
-	int lost;                    /* atomic: re-registration given up */
 	char name[WL_NAME_MAX];
 	char *sock_path;             /* as given to wl_client_open, or NULL */
 	pthread_t watcher;
@@ -35,6 +47,7 @@ struct wl_hold {
 	wl_client *c;
 	uint32_t index;
 	int epoll_held;   /* acquired by wl_epoll_wait, to release next call */
+	char name[WL_NAME_MAX];
 	struct wl_hold *next, **pprev;
 };
 
@@ -42,17 +55,29 @@ struct wl_alarm {
 	wl_client *c;
 	uint32_t index;   /* in the slot's alarms[] */
 	int efd;          /* signalled by the daemon when it fires */
-	/* Under the segment lock: */
+	pthread_mutex_t lock;
 	uint64_t seen;    /* fired_seq acknowledged by wl_alarm_wait */
 	int pending;      /* acknowledged fires await wl_alarm_done */
 	struct wl_alarm *next, **pprev;
 };
 
-int wl_client_lock(wl_client *c);
-void wl_client_unlock(wl_client *c);
+/* client.c */
+/* Register c (its name and region) on a new connection to path: on
+ * success *sock, *pub (mapped read-only), *kick and the reply. */
+int wl_client_register(wl_client *c, const char *path, int timeout_ms, int *sock,
+                       struct wl_seg *pub, int *kick, struct wl_msg_rep *rep);
+/* Ask the daemon for a hold entry named name at index want (-1: any). */
+int wl_client_hold_request(wl_client *c, uint16_t op, const char *name, int want);
+/* Wake the daemon (it waits for holds to end). */
+void wl_client_kick(wl_client *c);
+/* The hold's region entry changed: recompute timed_until (timed_lock
+ * held) and wake a waiting daemon if nothing holds any more. */
+void wl_client_timed_changed(wl_client *c, uint64_t now);
+/* The acquire saw the daemon's phase CLOSED: wait until it opens. */
+void wl_client_wait_open(wl_client *c);
 
 /* watch.c: a thread per client that notices the daemon's hang-up and
- * registers the client's holds with its successor. */
+ * registers the client and its holds with its successor. */
 #define WL_REREGISTER_MS 10000u
 int wl_watch_start(wl_client *c);
 void wl_watch_stop(wl_client *c);

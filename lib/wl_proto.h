@@ -20,18 +20,23 @@
 #define WL_MSG_TEXT 192
 
 enum wl_op {
-	WL_OP_REGISTER = 1, /* name = client name; reply carries the segment fd */
-	WL_OP_OBSERVE = 2,  /* read-only use (CLI); reply carries the segment fd */
+	/* name = client name; carries the client's region (wl_region.h);
+	 * the reply carries the published segment and the daemon's eventfd */
+	WL_OP_REGISTER = 1,
+	WL_OP_OBSERVE = 2,  /* the CLI: the reply carries a snapshot of the segment */
 	WL_OP_DENY = 3,     /* name = client name to deny */
 	WL_OP_ALLOW = 4,    /* name = client name to allow */
 	WL_OP_RELOAD = 5,   /* re-read the configuration */
-	/* Wake alarms of the registered client on this connection; these
-	 * requests are struct wl_msg_alarm (ABI 3). */
+	/* Wake alarms and holds of the registered client on this
+	 * connection; these requests are struct wl_msg_arg. */
 	WL_OP_ALARM_CREATE = 6,  /* name; carries the client's eventfd; reply slot = index */
 	WL_OP_ALARM_SET = 7,     /* index, first_ms, period_ms, window_ms */
 	WL_OP_ALARM_CANCEL = 8,  /* index */
 	WL_OP_ALARM_DESTROY = 9, /* index; releases its hold */
+	WL_OP_HOLD_CREATE = 10,  /* name, index (WL_INDEX_ANY: the daemon picks); reply slot = index */
+	WL_OP_HOLD_DESTROY = 11, /* index */
 };
+#define WL_INDEX_ANY 0xffffffffu
 
 struct wl_msg_req {
 	uint32_t magic;
@@ -40,11 +45,11 @@ struct wl_msg_req {
 	char name[WL_NAME_MAX];
 };
 
-/* A request about an alarm: the common request followed by its
+/* A request about an alarm or a hold: the common request followed by its
  * arguments.  The common part comes first and keeps its size, so a
  * daemon still answers an old client's wl_msg_req with a readable
  * EPROTONOSUPPORT. */
-struct wl_msg_alarm {
+struct wl_msg_arg {
 	struct wl_msg_req req;
 	uint32_t index;
 	uint32_t period_ms;
@@ -64,17 +69,27 @@ struct wl_msg_rep {
 
 /* Send one message, optionally with a file descriptor (fd < 0: none). */
 int wl_send_msg(int sock, const void *buf, size_t len, int fd);
+/* The same with n (<= WL_MAX_FDS) descriptors. */
+#define WL_MAX_FDS 2
+int wl_send_msg_fds(int sock, const void *buf, size_t len, const int *fds, unsigned n);
 /* Receive one message of exactly len bytes; *fd gets a passed descriptor
  * or -1 (may be NULL to refuse descriptors). */
 int wl_recv_msg(int sock, void *buf, size_t len, int *fd);
 /* The same for a message of 1..max bytes; *len gets its size. */
 int wl_recv_msg_upto(int sock, void *buf, size_t max, size_t *len, int *fd);
+/* The same with up to nfds descriptors: fds[i] = -1 where none came;
+ * any beyond nfds are closed. */
+int wl_recv_msg_fds(int sock, void *buf, size_t max, size_t *len, int *fds, unsigned nfds);
 /* Connect to the daemon; path NULL = $WAKELOCK_SOCKET or default. */
 int wl_connect(const char *path, int timeout_ms);
 /* One request/response exchange on a connected socket. */
 int wl_request(int sock, uint16_t op, const char *name, struct wl_msg_rep *rep, int *fd);
+/* The same passing send_fd (-1: none) and receiving up to nfds
+ * descriptors into fds (each -1 where none came). */
+int wl_request_fds(int sock, uint16_t op, const char *name, int send_fd,
+                   struct wl_msg_rep *rep, int *fds, unsigned nfds);
 /* An alarm request (magic and ABI filled in); send_fd < 0: none. */
-int wl_request_alarm(int sock, struct wl_msg_alarm *m, int send_fd, struct wl_msg_rep *rep);
+int wl_request_arg(int sock, struct wl_msg_arg *m, int send_fd, struct wl_msg_rep *rep);
 
 /* Check a received reply: magic, status 0 or -1..-WL_MAX_ERRNO (anything
  * else is -EPROTO); terminates msg.  Returns 0 or the negative status, with

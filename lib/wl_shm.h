@@ -1,29 +1,29 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Layout of the shared segment created by wakelockd and mapped by every
- * client.  Internal to the project (library, daemon, CLI, tests); the
- * ABI version below changes whenever this layout does.
+ * The daemon's published state (ABI 4): a memfd that only wakelockd
+ * writes.  It maps it read-write, then seals it (F_SEAL_FUTURE_WRITE,
+ * SHRINK, GROW): every client and the CLI get the descriptor over the
+ * socket and can map it read-only, nothing more.  Clients write nothing
+ * here; what they write is their own region (wl_region.h), which the
+ * daemon maps read-only in turn.  So no byte is writable by two parties,
+ * and no lock is shared: `lock` below is the daemon's own (its main and
+ * power threads), process-private.
  *
- * Primary state (written by its owner, never derived):
- *   hold.depth, hold.deadline   by the client (under the lock); the
- *                               deadline of an alarm's hold also by the
- *                               daemon when the alarm fires
- *   slot.state, slot.allowed    by the daemon (under the lock)
- *   slot.alarms[]               by the daemon (under the lock), but
- *                               alarm.done_seq by the client
- * Derived state, always recomputable from the primary state, so that a
- * process killed halfway through an update can be repaired
- * (EOWNERDEAD -> wl_table_repair):
- *   hold.active, slot.active, slot.next_deadline, hdr.counter,
- *   hdr.next_deadline, hdr.order/nlive/slot.pos (the live-slot list)
+ * Primary state, all written by the daemon:
+ *   slot.state, slot.allowed, identity (pid, uid, name from SO_PEERCRED
+ *   and the registration), hold names (one request per hold), alarms.
+ * Mirrored from the clients' regions (wl_table_sync), for display and
+ * statistics only, never trusted for anything else:
+ *   hold.depth, hold.deadline, hold.active of client holds, slot.active,
+ *   the client-counted statistics (acquire_count, total_held_ns).
+ * Daemon-owned holds (an alarm's hold, owner WL_HOLD_DAEMON) live here
+ * alone and are acquired and released by the daemon.
  *
  * The live-slot list: hdr->order[] is a permutation of the slot indices
  * whose first hdr->nlive entries are the LIVE slots (slot.pos is a slot's
  * index in it).  Registration takes order[nlive], reaping swaps the slot
  * with the last live entry: both O(1).  Everything the daemon does while
- * clients exist (expiry, the zero check's bookkeeping, policy) walks
- * order[0..nlive) only, so its cost depends on the live clients, never on
- * the table size.
+ * clients exist walks order[0..nlive) only.
  */
 #ifndef WL_SHM_H
 #define WL_SHM_H
@@ -34,21 +34,13 @@
 #include "wakelock.h"
 
 #define WL_SHM_MAGIC 0x444b4c57u        /* "WLKD" little-endian */
-#define WL_ABI_MAJOR 3u                 /* incompatible layout changes */
+#define WL_ABI_MAJOR 4u                 /* incompatible layout changes */
 #define WL_ABI_MINOR 0u                 /* compatible additions */
 /*
- * Sizing (ABI 3): 1024 clients x 128 holds = 131 072 hold entries, enough
- * for 1 000 clients holding 100 000 holds between them (100 each on
- * average, up to 128 for any one).  A hold entry is 64 bytes (one cache
- * line: no false sharing between holds), so the segment is ~8.6 MiB of
- * address space.  It is a sparse file: only the header and the slots that
- * have been used are ever touched (wl_seg_init writes the header alone and
- * nothing walks free slots), so a daemon with few clients pays a few pages,
- * and 1 000 busy clients ~8 MiB of shared memory.  Per-client arrays were
- * chosen over a shared pool of holds: lookup stays a direct index, a
- * client cannot exhaust holds for all others, and reaping a client touches
- * its own 8 KiB only.  ABI 3 adds 16 wake alarms per client (1.3 KiB a
- * slot, ~10 MiB of address space in all).
+ * Sizing: 1024 clients x 128 holds.  A published hold entry is 64 bytes;
+ * the memfd is ~10 MiB of address space but only the header and the slots
+ * in use are ever touched (wl_seg_init writes the header alone), so a
+ * daemon with few clients pays a few pages.
  */
 #define WL_MAX_CLIENTS 1024u
 #define WL_MAX_HOLDS_PER_CLIENT 128u
@@ -60,6 +52,16 @@
 #define WL_ALARM_HOLD_PREFIX "alarm:"
 
 enum wl_slot_state { WL_SLOT_FREE = 0, WL_SLOT_LIVE = 1 };
+/* Who acquires and releases a hold: its client, in its own region, or
+ * the daemon (an alarm's hold). */
+enum wl_hold_owner { WL_HOLD_CLIENT = 0, WL_HOLD_DAEMON = 1 };
+/*
+ * hdr->phase, the daemon's half of the handshake with the clients' fast
+ * path (lib/hold.c): CLOSED from just before its last look at the
+ * regions until the suspend attempt is over.  A client that sees CLOSED
+ * after publishing a hold waits on this futex word for OPEN.
+ */
+enum wl_phase { WL_PHASE_OPEN = 0, WL_PHASE_CLOSED = 1 };
 enum wl_daemon_state {
 	WL_D_STARTING = 0,
 	WL_D_READING,      /* step 1: reading wakeup_count */
@@ -76,7 +78,7 @@ struct wl_shm_hold {
 	uint64_t deadline;      /* CLOCK_MONOTONIC ns of a timed hold, 0 = none */
 	uint64_t since;         /* CLOCK_MONOTONIC ns it became active */
 	uint32_t active;        /* derived: depth > 0 || deadline > now */
-	uint32_t pad;
+	uint32_t owner;         /* enum wl_hold_owner */
 };
 
 /*
@@ -121,23 +123,30 @@ struct wl_shm_slot {
 	uint32_t uid;
 	char name[WL_NAME_MAX];
 	uint32_t active;        /* derived: number of active holds */
+	uint32_t dactive;       /* of which daemon-owned (exact, not mirrored) */
+	uint32_t holding;       /* at the daemon's last look: keeps the system awake */
+	uint32_t alarm_count;   /* alarms in use */
 	uint32_t pos;           /* derived: index in hdr->order while LIVE */
 	uint64_t registered_rt; /* CLOCK_REALTIME ns */
 	uint64_t active_since;  /* CLOCK_MONOTONIC ns when active became > 0 */
 	/* derived: 0, or <= the earliest deadline of the slot's holds (it may
 	 * be stale-early after a cancel: expiry then rescans this slot). */
 	uint64_t next_deadline;
-	/* statistics, as the kernel keeps them per wakeup source */
+	/* statistics, as the kernel keeps them per wakeup source.  The
+	 * first two are the client's own count (its region) plus the
+	 * daemon-owned holds' (d_*), summed at each wl_table_sync. */
 	uint64_t acquire_count;     /* hold activations */
-	uint64_t total_held_ns;     /* time with active > 0 */
-	uint64_t max_held_ns;
-	/* Last activation: CLOCK_MONOTONIC ns (the fast path's only clock
-	 * read) and hdr->rt_offset as it was then; wall time for display is
-	 * last_acquired_mono + last_acquired_off (wl_slot_last_acquired_rt). */
+	uint64_t total_held_ns;     /* time holds were active, summed per hold */
+	uint64_t max_held_ns;       /* longest daemon-owned activation */
+	uint64_t d_acquire_count;
+	uint64_t d_total_held_ns;
+	/* Last activation: CLOCK_MONOTONIC ns and hdr->rt_offset as it was
+	 * then; wall time for display is last_acquired_mono +
+	 * last_acquired_off (wl_slot_last_acquired_rt). */
 	uint64_t last_acquired_mono;
 	int64_t last_acquired_off;
 	uint64_t prevented_count;   /* suspend attempts it held off */
-	uint64_t denied_count;      /* activations while denied */
+	uint64_t denied_count;      /* attempts it would have held off, denied */
 	uint64_t expire_count;      /* timed holds that lapsed */
 	uint64_t alarm_fires;       /* alarm expiries delivered */
 	uint64_t alarm_late_ns;     /* sum of (fire time - due time) */
@@ -185,21 +194,14 @@ struct wl_shm_header {
 	uint32_t gone;          /* set when the daemon exits or is replaced */
 	uint32_t dstate;        /* enum wl_daemon_state */
 
-	pthread_mutex_t lock;   /* robust, process-shared */
-	/*
-	 * The condition "counter may have reached zero / re-evaluate".
-	 * It is a futex word rather than a pthread_cond_t: glibc's condvar
-	 * takes an internal lock inside pthread_cond_broadcast(), and a client
-	 * SIGKILLed there would leave it taken, blocking the next broadcaster
-	 * forever while it holds the mutex.  A sequence word that is bumped
-	 * under the mutex and FUTEX_WAKEd has no such state: death at any
-	 * instruction leaves it usable.  See lib/notify.c.
-	 */
-	uint32_t wake_seq;
-	uint32_t waiters;       /* the daemon is (about to be) asleep on wake_seq */
+	pthread_mutex_t lock;   /* the daemon's threads only (see the top) */
+	uint32_t phase;         /* enum wl_phase: futex word, see above */
+	/* 1 while the daemon waits for holds to end: a client whose last
+	 * hold ends then writes the daemon's eventfd (lib/hold.c). */
+	uint32_t waiting;
 
 	uint32_t counter;       /* derived: active holds of live, allowed slots */
-	uint32_t repairs;       /* EOWNERDEAD repairs performed */
+	uint32_t holders;       /* derived: allowed slots holding at the last look */
 	uint64_t next_deadline; /* earliest timed-hold deadline known, 0 = none */
 	uint64_t next_client_id;
 	/* CLOCK_REALTIME - CLOCK_MONOTONIC in ns, refreshed by the daemon (at
@@ -237,49 +239,71 @@ struct wl_seg {
 
 /* segment.c */
 int wl_seg_validate(const void *map, size_t maplen);
-int wl_seg_map_fd(int fd, struct wl_seg *seg);   /* takes ownership of fd */
+/* Map a published segment read-only (clients, CLI); takes ownership of
+ * fd. */
+int wl_seg_map_fd(int fd, struct wl_seg *seg);
 void wl_seg_unmap(struct wl_seg *seg);
 /* hdr must point to a zero-filled mapping of wl_shm_total_size(nslots)
  * bytes (a fresh ftruncate()d file, an anonymous mapping, calloc): only
  * the header is written, so unused slots are never touched. */
 int wl_seg_init(struct wl_shm_header *hdr, uint32_t nslots);
+/* Daemon: a new memfd segment of nslots, initialised, mapped read-write
+ * here and sealed so that nobody else can ever write it. */
+int wl_seg_create(struct wl_seg *seg, uint32_t nslots);
+/* A copy of the header and the live slots in a new sealed memfd (the
+ * CLI's snapshot, consistent because taken under the lock); returns
+ * the descriptor or -errno.  Lock held. */
+int wl_seg_snapshot(const struct wl_shm_header *hdr);
 
-/* lock.c: lock with EOWNERDEAD repair; never fails except on a corrupt
- * mutex (-ENOTRECOVERABLE / other errno). */
-int wl_lock(struct wl_shm_header *hdr);
-int wl_lock_timeout(struct wl_shm_header *hdr, unsigned ms);
+/* lock.c: the daemon's own lock over the published state (its threads
+ * only; clients never take it). */
+void wl_lock(struct wl_shm_header *hdr);
 void wl_unlock(struct wl_shm_header *hdr);
-
-/* notify.c */
-void wl_notify(struct wl_shm_header *hdr);
-/* Called with the lock held; drops it while waiting, retakes it.
- * timeout_ns 0 waits without a timeout (until wl_notify).  Returns
- * 0 on wake/timeout, negative errno if the lock is unrecoverable. */
-int wl_wait(struct wl_shm_header *hdr, uint64_t timeout_ns);
+/* The futex word hdr->phase (clients wait on it, the daemon wakes). */
+void wl_phase_wake(struct wl_shm_header *hdr);
+int wl_phase_wait(const struct wl_shm_header *hdr, uint32_t phase, uint64_t timeout_ns);
 
 /* table.c: operations on the table; all called with the lock held.
  * `now` is CLOCK_MONOTONIC ns, or WL_NOW_LAZY: the clock is then read at
- * most once, and only if the operation needs it (a hold changing state,
- * a timed hold).  The fast path (hold.c) passes WL_NOW_LAZY. */
+ * most once, and only if the operation needs it. */
 #define WL_NOW_LAZY 0u
+struct wl_region;
 uint64_t wl_now_mono(void);
 uint64_t wl_now_real(void);
+uint64_t wl_now_coarse(void);
 /* Refresh hdr->rt_offset (daemon). */
 void wl_table_update_rt_offset(struct wl_shm_header *hdr);
-void wl_table_repair(struct wl_shm_header *hdr, uint64_t now);
 void wl_table_recount(struct wl_shm_header *hdr, uint64_t now);
+/* Daemon-owned holds only (an alarm's): -EPERM for a client's hold. */
 int wl_table_acquire(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
                      uint64_t timeout_ns, uint64_t now);
 int wl_table_release(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
                      int all, uint64_t now);
-/* Expire lapsed timed holds; returns the next deadline (0 = none). */
+/* Expire lapsed daemon-owned timed holds; returns the next deadline. */
 uint64_t wl_table_expire(struct wl_shm_header *hdr, uint64_t now);
+/*
+ * The daemon's decision: how many live, allowed slots keep the system
+ * awake, from each one's region (regions[slot], NULL = none) and its
+ * daemon-owned holds; sets slot.holding and hdr->holders, takes note of
+ * finished alarm work (alarm_done) and expires daemon-owned holds.
+ * *next gets the earliest time at which the answer may change by
+ * itself (a timed hold's end), 0 = none.  O(live slots).
+ */
+uint32_t wl_table_holders(struct wl_shm_header *hdr, const struct wl_region *const *regions,
+                          uint64_t now, uint64_t *next);
+/* Mirror the client holds of every live slot from its region into the
+ * table, for display and statistics: O(live holds). */
+void wl_table_sync(struct wl_shm_header *hdr, const struct wl_region *const *regions,
+                   uint64_t now);
 int wl_table_slot_alloc(struct wl_shm_header *hdr, int32_t pid, uint32_t uid,
                         const char *name, int allowed, uint64_t *client_id);
 void wl_table_slot_free(struct wl_shm_header *hdr, uint32_t slot, uint64_t now);
 void wl_table_set_allowed(struct wl_shm_header *hdr, uint32_t slot, int allowed,
                           uint64_t now);
-int wl_table_hold_alloc(struct wl_shm_header *hdr, uint32_t slot, const char *name);
+/* A hold entry named `name`: at index `want` (-1 = the first free),
+ * -EEXIST if that one is taken. */
+int wl_table_hold_alloc(struct wl_shm_header *hdr, uint32_t slot, const char *name,
+                        uint32_t owner, int want);
 void wl_table_hold_free(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
                         uint64_t now);
 

@@ -127,8 +127,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	union {
 		struct wl_msg_req req;
-		struct wl_msg_alarm alarm;
-		uint8_t b[sizeof(struct wl_msg_alarm)];
+		struct wl_msg_arg alarm;
+		uint8_t b[sizeof(struct wl_msg_arg)];
 	} m;
 	size_t pos = 0;
 

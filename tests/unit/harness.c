@@ -85,7 +85,6 @@ int hd_prepare(struct hd *d)
 	write_file(d->dir, "sys/power/state", "freeze mem disk\n");
 	write_file(d->dir, "sys/power/mem_sleep", "s2idle [deep]\n");
 	snprintf(d->sock, sizeof(d->sock), "%s/run/wakelockd.sock", d->dir);
-	snprintf(d->shm, sizeof(d->shm), "%s/shm", d->dir);
 	snprintf(d->stats, sizeof(d->stats), "%s/stats.json", d->dir);
 	snprintf(d->conf, sizeof(d->conf), "%s/wakelockd.conf", d->dir);
 	snprintf(d->log, sizeof(d->log), "%s/log", d->dir);
@@ -120,8 +119,6 @@ int hd_start(struct hd *d, const char *const *extra)
 	argv[n++] = d->dir;
 	argv[n++] = "--run-dir";
 	argv[n++] = run;
-	argv[n++] = "--shm";
-	argv[n++] = d->shm;
 	argv[n++] = "--stats-file";
 	argv[n++] = d->stats;
 	argv[n++] = "--min-awake-ms";
@@ -174,6 +171,10 @@ void hd_cleanup(struct hd *d)
 
 	if (d->pid > 0)
 		hd_stop(d);
+	for (unsigned i = 0; i < 32; i++)
+		if (d->snaps[i].hdr)
+			wl_seg_unmap(&d->snaps[i]);
+	d->nsnap = 0;
 	if (d->dir[0] && !getenv("WL_KEEP_TMP")) {
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->dir);
 		if (system(cmd)) { /* best effort */ }
@@ -192,4 +193,60 @@ int hd_observe(struct hd *d, struct wl_seg *seg)
 	if (r < 0)
 		return r;
 	return wl_seg_map_fd(fd, seg);
+}
+
+const struct wl_shm_header *hd_snap(struct hd *d)
+{
+	static struct wl_shm_header none;
+	struct wl_seg seg;
+	struct wl_seg *slot;
+
+	if (hd_observe(d, &seg) < 0) {
+		slot = d->nsnap ? &d->snaps[(d->nsnap - 1) % 32] : NULL;
+		return slot ? slot->hdr : &none;
+	}
+	slot = &d->snaps[d->nsnap++ % 32];
+	if (slot->hdr)
+		wl_seg_unmap(slot);
+	*slot = seg;
+	return seg.hdr;
+}
+
+void hd_region_acquire(struct wl_region *rg, uint32_t i, const struct wl_shm_header *pub,
+                       uint64_t timeout_ns)
+{
+	if (timeout_ns) {
+		uint64_t dl = wl_now_mono() + timeout_ns;
+
+		__atomic_store_n(&rg->holds[i].deadline, dl, __ATOMIC_RELAXED);
+		if (dl > __atomic_load_n(&rg->timed_until, __ATOMIC_RELAXED))
+			__atomic_store_n(&rg->timed_until, dl, __ATOMIC_SEQ_CST);
+	} else {
+		__atomic_fetch_add(&rg->holds[i].depth, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&rg->active, 1, __ATOMIC_SEQ_CST);
+	}
+	while (__atomic_load_n(&pub->phase, __ATOMIC_SEQ_CST) != WL_PHASE_OPEN)
+		wl_phase_wait(pub, WL_PHASE_CLOSED, 10000000u);
+}
+
+void hd_region_release(struct wl_region *rg, uint32_t i, const struct wl_shm_header *pub,
+                       int kick_fd)
+{
+	uint64_t one = 1;
+
+	__atomic_fetch_sub(&rg->holds[i].depth, 1, __ATOMIC_RELAXED);
+	if (__atomic_fetch_sub(&rg->active, 1, __ATOMIC_SEQ_CST) == 1 &&
+	    __atomic_load_n(&pub->waiting, __ATOMIC_SEQ_CST) &&
+	    write(kick_fd, &one, sizeof(one)) < 0) {
+		/* full counter: the loop wakes anyway */
+	}
+}
+
+struct wl_region *hd_region_new(void)
+{
+	void *p = aligned_alloc(4096, (sizeof(struct wl_region) + 4095) & ~(size_t)4095);
+
+	if (p)
+		memset(p, 0, sizeof(struct wl_region));
+	return p;
 }

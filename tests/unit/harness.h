@@ -4,16 +4,18 @@
 #define HARNESS_H
 
 #include <sys/types.h>
-#include "../../lib/wl_shm.h"
+#include "../../lib/wl_region.h"
 
 struct hd {
 	pid_t pid;
 	char dir[256];
 	char sock[320];
-	char shm[320];
 	char stats[320];
 	char conf[320];
 	char log[320];
+	/* hd_snap's recent snapshots (older pointers stay valid a while). */
+	struct wl_seg snaps[32];
+	unsigned nsnap;
 };
 
 /* Path of a program built next to the tests (wakelockd, wakelock). */
@@ -26,8 +28,24 @@ int hd_start(struct hd *d, const char *const *extra);
 /* SIGTERM and reap; returns the exit status or -1. */
 int hd_stop(struct hd *d);
 void hd_cleanup(struct hd *d);
-/* Map the daemon's segment (as the CLI does). */
+/* Map a snapshot of the daemon's segment (as the CLI does). */
 int hd_observe(struct hd *d, struct wl_seg *seg);
+/* A fresh snapshot, valid for the next 31 calls (then unmapped); the
+ * last good one if the daemon does not answer. */
+const struct wl_shm_header *hd_snap(struct hd *d);
+
+/*
+ * A client's side of the handshake on a region, for tests that drive the
+ * daemon's loop in-process (what lib/hold.c does, without a connection):
+ * acquire hold i (timeout_ns 0: untimed) and wait while the phase is
+ * closed; release it, writing kick_fd if the daemon waits.
+ */
+void hd_region_acquire(struct wl_region *rg, uint32_t i, const struct wl_shm_header *pub,
+                       uint64_t timeout_ns);
+void hd_region_release(struct wl_region *rg, uint32_t i, const struct wl_shm_header *pub,
+                       int kick_fd);
+/* A zeroed region (page-aligned, like a mapping); free with free(). */
+struct wl_region *hd_region_new(void);
 uint64_t hd_now_ns(void);
 void hd_sleep_ms(unsigned ms);
 /* Poll until pred(arg) or timeout_ms; returns 1 if it became true. */

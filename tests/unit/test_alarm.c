@@ -78,7 +78,7 @@ static uint64_t boot_ns(void)
 
 static uint32_t counter(struct env *e)
 {
-	return __atomic_load_n(&e->seg.hdr->counter, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&hd_snap(&e->d)->counter, __ATOMIC_SEQ_CST);
 }
 
 static int counter_zero(void *arg)
@@ -89,8 +89,10 @@ static int counter_zero(void *arg)
 static unsigned live_slots(struct env *e)
 {
 	unsigned n = 0;
-	for (uint32_t i = 0; i < e->seg.hdr->nslots; i++)
-		n += __atomic_load_n(&e->seg.hdr->slots[i].state, __ATOMIC_ACQUIRE) == WL_SLOT_LIVE;
+	const struct wl_shm_header *h = hd_snap(&e->d);
+
+	for (uint32_t i = 0; i < h->nslots; i++)
+		n += h->slots[i].state == WL_SLOT_LIVE;
 	return n;
 }
 
@@ -101,7 +103,7 @@ static int no_live_slots(void *arg)
 
 static struct wl_shm_slot *slot_of(struct env *e, wl_client *c)
 {
-	return &e->seg.hdr->slots[c->slot];
+	return &hd_snap(&e->d)->slots[c->slot];
 }
 
 /* The hold the daemon took for the alarm, found by name. */
@@ -119,7 +121,7 @@ static const struct wl_shm_hold *alarm_hold(struct env *e, wl_client *c, const c
 
 static uint64_t attempts(struct env *e)
 {
-	return __atomic_load_n(&e->seg.hdr->dstats.attempts, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&hd_snap(&e->d)->dstats.attempts, __ATOMIC_SEQ_CST);
 }
 
 static void test_api_errors(void **st)
@@ -174,7 +176,7 @@ static void test_api_errors(void **st)
 static void test_daemon_validates_requests(void **st)
 {
 	struct env *e = *st;
-	struct wl_msg_alarm m;
+	struct wl_msg_arg m;
 	struct wl_msg_rep rep;
 	wl_client *c;
 	wl_alarm *a;
@@ -188,22 +190,22 @@ static void test_daemon_validates_requests(void **st)
 	m.first_ms = 10;
 	m.period_ms = 5;
 	m.window_ms = 6;
-	assert_int_equal(wl_request_alarm(c->sock, &m, -1, &rep), -EINVAL);
+	assert_int_equal(wl_request_arg(c->sock, &m, -1, &rep), -EINVAL);
 	m.window_ms = 0;
 	m.first_ms = UINT64_MAX / 2;
-	assert_int_equal(wl_request_alarm(c->sock, &m, -1, &rep), -EOVERFLOW);
+	assert_int_equal(wl_request_arg(c->sock, &m, -1, &rep), -EOVERFLOW);
 	m.first_ms = 10;
 	m.index = 99;
-	assert_int_equal(wl_request_alarm(c->sock, &m, -1, &rep), -EINVAL);
+	assert_int_equal(wl_request_arg(c->sock, &m, -1, &rep), -EINVAL);
 	m.index = (a->index + 1) % WL_MAX_ALARMS_PER_CLIENT;   /* not created */
-	assert_int_equal(wl_request_alarm(c->sock, &m, -1, &rep), -EINVAL);
+	assert_int_equal(wl_request_arg(c->sock, &m, -1, &rep), -EINVAL);
 	/* Creation needs an eventfd, not just any descriptor. */
 	memset(&m, 0, sizeof(m));
 	m.req.op = WL_OP_ALARM_CREATE;
 	strcpy(m.req.name, "x");
-	assert_int_equal(wl_request_alarm(c->sock, &m, -1, &rep), -EINVAL);
+	assert_int_equal(wl_request_arg(c->sock, &m, -1, &rep), -EINVAL);
 	assert_int_equal(pipe(p), 0);
-	assert_int_equal(wl_request_alarm(c->sock, &m, p[1], &rep), -EINVAL);
+	assert_int_equal(wl_request_arg(c->sock, &m, p[1], &rep), -EINVAL);
 	assert_non_null(strstr(rep.msg, "eventfd"));
 	close(p[0]);
 	close(p[1]);
@@ -216,7 +218,7 @@ static void test_daemon_validates_requests(void **st)
 	assert_true(s >= 0);
 	memset(&m, 0, sizeof(m));
 	m.req.op = WL_OP_ALARM_CANCEL;
-	assert_int_equal(wl_request_alarm(s, &m, -1, &rep), -EINVAL);
+	assert_int_equal(wl_request_arg(s, &m, -1, &rep), -EINVAL);
 	/* A client of another ABI gets a readable refusal, not a hang-up. */
 	struct wl_msg_req old;
 	memset(&old, 0, sizeof(old));
@@ -254,7 +256,7 @@ static void test_fire_hold_done(void **st)
 	assert_int_equal(h->active, 1);
 	assert_int_equal(counter(e), 1);
 	assert_int_equal(slot_of(e, c)->alarm_fires, 1);
-	assert_true(e->seg.hdr->dstats.alarm_fires >= 1);
+	assert_true(hd_snap(&e->d)->dstats.alarm_fires >= 1);
 	/* While the work runs, the daemon does not suspend. */
 	frozen = attempts(e);
 	hd_sleep_ms(30);
@@ -399,16 +401,16 @@ static void test_overlapping_windows_share_a_wakeup(void **st)
 	assert_int_equal(wl_client_open(NULL, "batch", &c), 0);
 	assert_int_equal(wl_alarm_create(c, "a", &a), 0);
 	assert_int_equal(wl_alarm_create(c, "b", &b), 0);
-	wakeups = e->seg.hdr->dstats.alarm_wakeups;
-	fires = e->seg.hdr->dstats.alarm_fires;
+	wakeups = hd_snap(&e->d)->dstats.alarm_wakeups;
+	fires = hd_snap(&e->d)->dstats.alarm_fires;
 	/* [100, 500] and [200, 600] ms: both fire at 500 (as long as the two
 	 * requests are less than 300 ms apart). */
 	assert_int_equal(wl_alarm_set(a, 100, 0, 400), 0);
 	assert_int_equal(wl_alarm_set(b, 200, 0, 400), 0);
 	assert_int_equal(wl_alarm_wait(a, 5000), 1);
 	assert_int_equal(wl_alarm_wait(b, 0), 1);          /* in the same wake-up */
-	assert_int_equal(e->seg.hdr->dstats.alarm_wakeups, wakeups + 1);
-	assert_int_equal(e->seg.hdr->dstats.alarm_fires, fires + 2);
+	assert_int_equal(hd_snap(&e->d)->dstats.alarm_wakeups, wakeups + 1);
+	assert_int_equal(hd_snap(&e->d)->dstats.alarm_fires, fires + 2);
 	assert_int_equal(counter(e), 2);
 	assert_int_equal(wl_alarm_done(a), 0);
 	assert_int_equal(wl_alarm_done(b), 0);
@@ -643,7 +645,7 @@ static int fallback_child(void)
 	memset(&e, 0, sizeof(e));
 	if (hd_prepare(&e.d) < 0 || hd_start(&e.d, NULL) < 0 || hd_observe(&e.d, &e.seg) < 0)
 		return 11;
-	if (e.seg.hdr->dstats.alarm_wakes != 0)
+	if (hd_snap(&e.d)->dstats.alarm_wakes != 0)
 		return 12;
 	if (wl_client_open(NULL, "fallback", &c) || wl_alarm_create(c, "a", &a) ||
 	    wl_alarm_set(a, 20, 0, 0) || wl_alarm_wait(a, 5000) != 1 || counter(&e) != 1 ||

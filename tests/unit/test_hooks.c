@@ -86,7 +86,7 @@ static void start(struct env *e, const char *const *extra)
 
 static uint64_t successes(struct env *e)
 {
-	return __atomic_load_n(&e->seg.hdr->dstats.successes, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&hd_snap(&e->d)->dstats.successes, __ATOMIC_SEQ_CST);
 }
 
 static int count_lines(const char *dir, const char *name, const char *want)
@@ -290,7 +290,7 @@ static void test_failing_hook_is_logged_and_suspend_goes_on(void **st)
 	assert_true(hd_wait_for(has_lines, &three, 15000));
 	/* A suspend after each run but perhaps the last. */
 	assert_true(successes(e) >= 2);
-	assert_int_equal(e->seg.hdr->dstats.failures, 0);
+	assert_int_equal(hd_snap(&e->d)->dstats.failures, 0);
 	assert_int_equal(stop_within(e, 10000, &ms), 0);
 	assert_true(file_has(e->d.log, "fail pre-suspend exited with status 3"));
 }

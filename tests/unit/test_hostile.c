@@ -59,8 +59,10 @@ static int teardown(void **st)
 /* The slot of the live client called name, or NULL. */
 static struct wl_shm_slot *find_slot(struct env *e, const char *name)
 {
-	for (uint32_t i = 0; i < e->seg.hdr->nslots; i++) {
-		struct wl_shm_slot *s = &e->seg.hdr->slots[i];
+	const struct wl_shm_header *h = hd_snap(&e->d);
+
+	for (uint32_t i = 0; i < h->nslots; i++) {
+		const struct wl_shm_slot *s = &h->slots[i];
 
 		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == WL_SLOT_LIVE &&
 		    !strncmp(s->name, name, WL_NAME_MAX))
@@ -92,10 +94,10 @@ static void test_list_escapes_forged_names(void **st)
 	sl = find_slot(e, "forger");
 	assert_non_null(sl);
 	/* ESC [2J (clear screen) and no terminating NUL in the field. */
-	assert_int_equal(wl_lock(e->seg.hdr), 0);
+	assert_int_equal(wl_lock(hd_snap(&e->d)), 0);
 	memset(sl->name, 'A', WL_NAME_MAX);
 	memcpy(sl->name, "\033[2J", 4);
-	wl_unlock(e->seg.hdr);
+	wl_unlock(hd_snap(&e->d));
 	snprintf(out, sizeof(out), "%s/list.out", e->d.dir);
 	snprintf(cmd, sizeof(cmd), "%s list > %s", hd_bin("wakelock"), out);
 	assert_int_equal(system(cmd), 0);
@@ -208,7 +210,7 @@ static void test_modem_client_survives_daemon_restart(void **st)
 
 static uint64_t attempts(struct env *e)
 {
-	return __atomic_load_n(&e->seg.hdr->dstats.attempts, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&hd_snap(&e->d)->dstats.attempts, __ATOMIC_SEQ_CST);
 }
 
 static int attempted(void *arg)
@@ -248,7 +250,7 @@ static void test_hold_survives_daemon_kill(void **st)
 	hd_sleep_ms(4000);
 	assert_int_equal(attempts(e), 0);
 	assert_non_null(find_slot(e, "victim"));
-	assert_int_equal(e->seg.hdr->counter, 2);
+	assert_int_equal(hd_snap(&e->d)->counter, 2);
 	assert_int_equal(kill(e->d.pid, 0), 0);
 
 	/* Depth and timeout came along: two releases, then the cancel. */
@@ -271,7 +273,7 @@ static int attempted_since(void *arg)
 
 static uint32_t nlive(struct env *e)
 {
-	return __atomic_load_n(&e->seg.hdr->nlive, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&hd_snap(&e->d)->nlive, __ATOMIC_ACQUIRE);
 }
 
 /* A client that acquires and releases as fast as it can until killed. */
@@ -385,7 +387,7 @@ static void test_kill_sweep(void **st)
 	assert_int_equal(wl_client_open(NULL, "late", &late), 0);
 	wl_client_close(late);
 	assert_non_null(find_slot(e, "canary"));
-	assert_int_equal(e->seg.hdr->counter, 1);
+	assert_int_equal(hd_snap(&e->d)->counter, 1);
 	assert_int_equal(attempts(e), a0);
 	assert_int_equal(wl_hold_release(h), 0);
 	assert_true(hd_wait_for(attempted_since, &a0, 5000) || attempts(e) > a0);

@@ -60,14 +60,16 @@ static int teardown(void **st)
 
 static uint32_t counter(struct env *e)
 {
-	return __atomic_load_n(&e->seg.hdr->counter, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&hd_snap(&e->d)->counter, __ATOMIC_SEQ_CST);
 }
 
 static unsigned live_slots(struct env *e)
 {
 	unsigned n = 0;
-	for (uint32_t i = 0; i < e->seg.hdr->nslots; i++)
-		n += __atomic_load_n(&e->seg.hdr->slots[i].state, __ATOMIC_ACQUIRE) == WL_SLOT_LIVE;
+	const struct wl_shm_header *h = hd_snap(&e->d);
+
+	for (uint32_t i = 0; i < h->nslots; i++)
+		n += h->slots[i].state == WL_SLOT_LIVE;
 	return n;
 }
 
@@ -242,8 +244,10 @@ static void write_text(const char *path, const char *text)
 
 static int slot_allowed(struct env *e, const char *name)
 {
-	for (uint32_t i = 0; i < e->seg.hdr->nslots; i++) {
-		struct wl_shm_slot *s = &e->seg.hdr->slots[i];
+	const struct wl_shm_header *h = hd_snap(&e->d);
+
+	for (uint32_t i = 0; i < h->nslots; i++) {
+		const struct wl_shm_slot *s = &h->slots[i];
 		if (s->state == WL_SLOT_LIVE && !strcmp(s->name, name))
 			return (int)__atomic_load_n(&s->allowed, __ATOMIC_SEQ_CST);
 	}
@@ -311,7 +315,7 @@ struct attempts_arg { struct env *e; uint64_t above; };
 static int attempts_above(void *arg)
 {
 	struct attempts_arg *a = arg;
-	return __atomic_load_n(&a->e->seg.hdr->dstats.attempts, __ATOMIC_SEQ_CST) > a->above;
+	return __atomic_load_n(&hd_snap(&a->e->d)->dstats.attempts, __ATOMIC_SEQ_CST) > a->above;
 }
 
 static void test_timed_hold_expires_in_daemon(void **st)
@@ -326,10 +330,10 @@ static void test_timed_hold_expires_in_daemon(void **st)
 	assert_int_equal(wl_hold_acquire_timeout(h, 80), 0);
 	assert_int_equal(counter(e), 1);
 	hd_sleep_ms(20);
-	aa.above = __atomic_load_n(&e->seg.hdr->dstats.attempts, __ATOMIC_SEQ_CST);
+	aa.above = __atomic_load_n(&hd_snap(&e->d)->dstats.attempts, __ATOMIC_SEQ_CST);
 	hd_sleep_ms(20);
 	/* While held, no suspend attempt. */
-	assert_int_equal(__atomic_load_n(&e->seg.hdr->dstats.attempts, __ATOMIC_SEQ_CST), aa.above);
+	assert_int_equal(__atomic_load_n(&hd_snap(&e->d)->dstats.attempts, __ATOMIC_SEQ_CST), aa.above);
 	/* The daemon expires it although this process does nothing. */
 	assert_true(hd_wait_for(attempts_above, &aa, 1000));
 	assert_int_equal(counter(e), 0);
@@ -368,8 +372,10 @@ static void test_same_pid_new_client(void **st)
 	/* Exactly one live slot for that pid: gen2, holding; gen1 reaped. */
 	hd_sleep_ms(50);
 	unsigned found = 0;
-	for (uint32_t i = 0; i < e->seg.hdr->nslots; i++) {
-		struct wl_shm_slot *s = &e->seg.hdr->slots[i];
+	const struct wl_shm_header *h = hd_snap(&e->d);
+
+	for (uint32_t i = 0; i < h->nslots; i++) {
+		const struct wl_shm_slot *s = &h->slots[i];
 		if (s->state != WL_SLOT_LIVE || s->pid != pid)
 			continue;
 		found++;
@@ -453,7 +459,7 @@ static void test_daemon_restart(void **st)
 	assert_int_equal(hd_observe(&e->d, &e->seg), 0);
 	assert_true(hd_wait_for(counter_is_one, e, 5000));
 	hd_sleep_ms(300);
-	assert_int_equal(__atomic_load_n(&e->seg.hdr->dstats.attempts, __ATOMIC_SEQ_CST), 0);
+	assert_int_equal(__atomic_load_n(&hd_snap(&e->d)->dstats.attempts, __ATOMIC_SEQ_CST), 0);
 	assert_int_equal(wl_hold_release(h), 0);
 	assert_int_equal(counter(e), 0);
 	assert_int_equal(wl_client_open(NULL, "fresh", &c2), 0);

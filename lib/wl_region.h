@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A client's region: the only memory a client writes that the daemon
+ * reads.  The client creates it (a memfd sealed against shrinking, so the
+ * daemon's read-only mapping can never fault), owns it for its whole
+ * life and hands it to each daemon it registers with, the successor of a
+ * crashed daemon included: holds live here, not in the daemon, so they
+ * survive a daemon restart without being moved.
+ *
+ * Everything in it is untrusted input to the daemon.  The daemon reads
+ * two words per client to decide whether it may suspend (`active`,
+ * `timed_until`), clamps what it copies for display, and uses no index,
+ * size or count from here.  A client that scribbles over its region can
+ * keep the system awake under its own name (the deny policy stops that)
+ * or lose its own holds: nothing else.
+ *
+ * The handshake with the daemon (Dekker's, in both directions):
+ *   acquire:  client  active += 1 (seq_cst); read hdr->phase
+ *             daemon  phase = CLOSED (seq_cst); read every active
+ *     Either the daemon sees the hold, or the client sees CLOSED and
+ *     waits for OPEN: its acquire returns once the attempt is over.
+ *   release:  client  active -= 1 (seq_cst); read hdr->waiting
+ *             daemon  waiting = 1 (seq_cst); read every active
+ *     Either the daemon sees the release, or the client sees `waiting`
+ *     and writes the daemon's eventfd.
+ */
+#ifndef WL_REGION_H
+#define WL_REGION_H
+
+#include <stdint.h>
+#include "wl_shm.h"
+
+#define WL_REGION_MAGIC 0x52474c57u     /* "WLGR" little-endian */
+/* Untimed nesting of one hold stops here (-EOVERFLOW). */
+#define WL_DEPTH_MAX 0x7fffffffu
+
+/* One hold, on a cache line of its own: threads using different holds
+ * of one client do not share a line but for `active`. */
+struct wl_region_hold {
+	uint32_t depth;         /* untimed acquisitions not yet released */
+	uint32_t pad;
+	uint64_t deadline;      /* CLOCK_MONOTONIC ns of a timed hold, 0 = none */
+	uint64_t activations;   /* times it became active (statistics) */
+	uint64_t held_ns;       /* time active, CLOCK_MONOTONIC_COARSE */
+	uint64_t since;         /* COARSE ns it became active */
+	uint64_t reserved[3];
+};
+
+struct wl_region {
+	uint32_t magic;
+	uint16_t abi_major;
+	uint16_t abi_minor;
+	uint32_t size;
+	uint32_t nholds;
+	uint8_t pad0[48];
+	/* The words the daemon decides on, together on one line. */
+	uint32_t active;        /* sum of the holds' untimed depths */
+	uint32_t pad1;
+	uint64_t timed_until;   /* latest deadline of its timed holds, 0 = none */
+	uint8_t pad2[48];
+	/* Per alarm (index as the daemon assigned it): the fires whose work
+	 * the client has finished (wl_alarm_done). */
+	uint64_t alarm_done[WL_MAX_ALARMS_PER_CLIENT];
+	struct wl_region_hold holds[WL_MAX_HOLDS_PER_CLIENT];
+};
+
+/* Whether the region keeps the system awake at `now`: the daemon's
+ * reading of its two words. */
+static inline int wl_region_holding(const struct wl_region *rg, uint64_t now)
+{
+	return __atomic_load_n(&rg->active, __ATOMIC_SEQ_CST) != 0 ||
+	       __atomic_load_n(&rg->timed_until, __ATOMIC_SEQ_CST) > now;
+}
+
+/* region.c */
+/* Client: a new sealed memfd region, mapped read-write. */
+int wl_region_create(struct wl_region **rg, int *fd);
+/* Daemon: map a client's region read-only after checking that it is a
+ * memfd sealed against shrinking and large enough; takes ownership of
+ * fd (closed in every case).  Its content is not checked: it is read as
+ * untrusted data, never relied on. */
+int wl_region_map(int fd, const struct wl_region **rg);
+void wl_region_unmap(const struct wl_region *rg);
+
+#endif
