@@ -85,7 +85,7 @@ int wl_client_open(const char *socket_path, const char *name, wl_client **out)
 		return -ENOMEM;
 	}
 	memcpy(c->name, name, strlen(name) + 1);
-	c->sock = c->kick_fd = -1;
+	c->sock = c->kick_fd = c->region_fd = c->pubs->seg.fd = -1;
 	r = wl_region_create(&c->region, &c->region_fd);
 	if (r < 0) {
 		wl_set_error("cannot create the client's shared region: %s", wl_strerror(r));
@@ -130,6 +130,11 @@ fail:
 	if (c->region) {
 		munmap(c->region, sizeof(*c->region));
 		close(c->region_fd);
+	}
+	/* Nothing of the segment was mapped: nothing to unmap or close. */
+	if (!c->pubs->seg.hdr) {
+		free(c->pubs);
+		c->pubs = NULL;
 	}
 	free_pubs(c);
 	free(c);

@@ -49,6 +49,7 @@ static int reregister(wl_client *c)
 
 	if (!pm)
 		return -ENOMEM;
+	pm->seg.fd = -1;
 	r = wl_client_register(c, c->sock_path, 200, &sock, &pm->seg, &kick, &rep);
 	if (r < 0) {
 		free(pm);

@@ -121,6 +121,10 @@ int hd_start(struct hd *d, const char *const *extra)
 	argv[n++] = run;
 	argv[n++] = "--stats-file";
 	argv[n++] = d->stats;
+	if (getenv("WL_DEBUG_DAEMON")) {
+		argv[n++] = "--log-level";
+		argv[n++] = "debug";
+	}
 	argv[n++] = "--min-awake-ms";
 	argv[n++] = "2";
 	for (; extra && *extra && n < 62; extra++)

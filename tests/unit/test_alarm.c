@@ -701,5 +701,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_example_program, setup, teardown),
 		cmocka_unit_test(test_fallback_clock),
 	};
+	/* WL_TEST=pattern runs the matching tests only (debugging). */
+	if (getenv("WL_TEST"))
+		cmocka_set_test_filter(getenv("WL_TEST"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

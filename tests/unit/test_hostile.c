@@ -406,5 +406,8 @@ int main(void)
 	};
 
 	signal(SIGPIPE, SIG_IGN);
+	/* WL_TEST=pattern runs the matching tests only (debugging). */
+	if (getenv("WL_TEST"))
+		cmocka_set_test_filter(getenv("WL_TEST"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
