@@ -184,23 +184,32 @@ static void backoff_sleep(struct powerloop *pl, struct backoff *bo)
 	pl->clk->sleep_ns(pl->clk, ms * 1000000u);
 }
 
-/* Credit every holder with this prevented attempt once (lock held);
- * a denied client that holds is counted apart. */
-static void count_prevented(struct wl_shm_header *hdr)
+/*
+ * Statistics of one look (lock held).  n > 0 and the first look of this
+ * wait: every allowed holder prevented this attempt.  n == 0 and the
+ * phase closed (the attempt goes ahead): every denied client that holds
+ * would have prevented it.
+ */
+static void count_look(struct wl_shm_header *hdr, uint32_t n, int first, int final)
 {
+	if (n && !first)
+		return;
+	if (!n && !final)
+		return;
 	for (uint32_t k = 0; k < hdr->nlive; k++) {
 		struct wl_shm_slot *s = &hdr->slots[hdr->order[k]];
 
-		if (s->holding && s->allowed)
+		if (n && s->holding && s->allowed)
 			s->prevented_count++;
-		else if (s->holding)
+		else if (!n && s->holding && !s->allowed)
 			s->denied_count++;
 	}
-	hdr->dstats.waits++;
+	if (n)
+		hdr->dstats.waits++;
 }
 
 /* How many clients hold now (takes the lock). */
-static uint32_t holders(struct powerloop *pl, uint64_t *next, int first)
+static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int final)
 {
 	struct wl_shm_header *hdr = pl->hdr;
 	uint32_t n;
@@ -208,8 +217,7 @@ static uint32_t holders(struct powerloop *pl, uint64_t *next, int first)
 	wl_lock(hdr);
 	wl_table_update_rt_offset(hdr);
 	n = wl_table_holders(hdr, pl->regions, wl_now_mono(), next);
-	if (n && first)
-		count_prevented(hdr);
+	count_look(hdr, n, first, final);
 	wl_unlock(hdr);
 	return n;
 }
@@ -237,9 +245,9 @@ static int wait_for_zero(struct powerloop *pl)
 			break;
 		/* A reload while we wait applies to this cycle. */
 		take_params(pl);
-		if (holders(pl, &next, !counted) == 0) {
+		if (holders(pl, &next, !counted, 0) == 0) {
 			__atomic_store_n(&hdr->phase, WL_PHASE_CLOSED, __ATOMIC_SEQ_CST);
-			if (holders(pl, &next, !counted) == 0) {
+			if (holders(pl, &next, !counted, 1) == 0) {
 				__atomic_store_n(&hdr->waiting, 0, __ATOMIC_SEQ_CST);
 				return 0;
 			}

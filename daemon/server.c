@@ -296,7 +296,12 @@ static void do_observe(struct daemon *d, struct conn *c)
 	struct wl_shm_header *hdr = d->seg.hdr;
 	int fd;
 
+	uint64_t next;
+
 	wl_lock(hdr);
+	/* As the power thread would see it now: finished alarm work and
+	 * lapsed holds included. */
+	wl_table_holders(hdr, d->regions, wl_now_mono(), &next);
 	wl_table_sync(hdr, d->regions, wl_now_mono());
 	fd = wl_seg_snapshot(hdr);
 	wl_unlock(hdr);
