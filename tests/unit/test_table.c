@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The shared table without any daemon: hold semantics, accounting,
- * repair, and validation of foreign/corrupt/old segments. */
+/* The published table without any daemon: the daemon's own holds,
+ * the decision from the clients' regions, mirroring, and validation of
+ * foreign/corrupt/old segments. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../lib/wl_shm.h"
+#include "../../lib/wl_region.h"
 
 #define MS 1000000ull
 
@@ -46,7 +47,7 @@ static void test_nesting(void **st)
 {
 	struct wl_shm_header *h = new_seg();
 	int s = client(h, "a", 1);
-	int k = wl_table_hold_alloc(h, (uint32_t)s, "k");
+	int k = wl_table_hold_alloc(h, (uint32_t)s, "k", WL_HOLD_DAEMON, -1);
 	(void)st;
 
 	assert_int_equal(wl_table_acquire(h, s, k, 0, 10 * MS), 0);
@@ -68,8 +69,9 @@ static void test_two_holds_two_clients(void **st)
 {
 	struct wl_shm_header *h = new_seg();
 	int a = client(h, "a", 1), b = client(h, "b", 1);
-	int ka = wl_table_hold_alloc(h, a, "x"), kb1 = wl_table_hold_alloc(h, b, "y"),
-	    kb2 = wl_table_hold_alloc(h, b, "z");
+	int ka = wl_table_hold_alloc(h, a, "x", WL_HOLD_DAEMON, -1),
+	    kb1 = wl_table_hold_alloc(h, b, "y", WL_HOLD_DAEMON, -1),
+	    kb2 = wl_table_hold_alloc(h, b, "z", WL_HOLD_DAEMON, -1);
 	(void)st;
 
 	wl_table_acquire(h, a, ka, 0, MS);
@@ -88,7 +90,7 @@ static void test_two_holds_two_clients(void **st)
 static void test_timeout(void **st)
 {
 	struct wl_shm_header *h = new_seg();
-	int s = client(h, "t", 1), k = wl_table_hold_alloc(h, s, "k");
+	int s = client(h, "t", 1), k = wl_table_hold_alloc(h, s, "k", WL_HOLD_DAEMON, -1);
 	uint64_t t0 = wl_now_mono();
 	(void)st;
 
@@ -121,13 +123,12 @@ static void test_timeout(void **st)
 static void test_denied(void **st)
 {
 	struct wl_shm_header *h = new_seg();
-	int s = client(h, "bad", 0), k = wl_table_hold_alloc(h, s, "k");
+	int s = client(h, "bad", 0), k = wl_table_hold_alloc(h, s, "k", WL_HOLD_DAEMON, -1);
 	(void)st;
 
 	wl_table_acquire(h, s, k, 0, MS);
 	assert_int_equal(h->counter, 0);          /* recorded, not counted */
 	assert_int_equal(h->slots[s].active, 1);
-	assert_int_equal(h->slots[s].denied_count, 1);
 	wl_table_set_allowed(h, s, 1, 2 * MS);
 	assert_int_equal(h->counter, 1);
 	wl_table_set_allowed(h, s, 0, 3 * MS);
@@ -142,9 +143,15 @@ static void test_limits(void **st)
 	int s = client(h, "a", 1);
 	(void)st;
 
-	for (unsigned i = 0; i < WL_MAX_HOLDS_PER_CLIENT; i++)
-		assert_true(wl_table_hold_alloc(h, s, "k") >= 0);
-	assert_int_equal(wl_table_hold_alloc(h, s, "k"), -ENOSPC);
+	assert_int_equal(wl_table_hold_alloc(h, s, "k", WL_HOLD_CLIENT, 7), 7);
+	assert_int_equal(wl_table_hold_alloc(h, s, "k", WL_HOLD_CLIENT, 7), -EEXIST);
+	assert_int_equal(wl_table_hold_alloc(h, s, "k", WL_HOLD_CLIENT, WL_MAX_HOLDS_PER_CLIENT),
+	                 -EINVAL);
+	/* A client's hold is changed in its region, never by the daemon. */
+	assert_int_equal(wl_table_acquire(h, s, 7, 0, MS), -EPERM);
+	for (unsigned i = 1; i < WL_MAX_HOLDS_PER_CLIENT; i++)
+		assert_true(wl_table_hold_alloc(h, s, "k", WL_HOLD_DAEMON, -1) >= 0);
+	assert_int_equal(wl_table_hold_alloc(h, s, "k", WL_HOLD_DAEMON, -1), -ENOSPC);
 	for (unsigned i = 1; i < WL_MAX_CLIENTS; i++)
 		assert_true(wl_table_slot_alloc(h, 1, 1, "c", 1, &id) >= 0);
 	assert_int_equal(wl_table_slot_alloc(h, 1, 1, "c", 1, &id), -ENOSPC);
@@ -157,26 +164,139 @@ static void test_limits(void **st)
 	free_seg(h);
 }
 
-static void test_repair(void **st)
+static struct wl_region *region(void)
+{
+	void *m = mmap(NULL, sizeof(struct wl_region), PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(m != MAP_FAILED);
+	return m;
+}
+
+/*
+ * The decision: a live, allowed slot holds while its region says so
+ * (untimed count or a timed hold not yet over) or a daemon-owned hold is
+ * active; the next change by itself is the earliest timed end.
+ */
+static void test_holders_from_regions(void **st)
 {
 	struct wl_shm_header *h = new_seg();
-	int a = client(h, "a", 1), b = client(h, "b", 0);
-	int ka = wl_table_hold_alloc(h, a, "x"), kb = wl_table_hold_alloc(h, b, "y");
-	uint64_t now = wl_now_mono();
+	const struct wl_region *regions[WL_MAX_CLIENTS] = { 0 };
+	struct wl_region *ra = region(), *rb = region(), *rc = region();
+	int a = client(h, "a", 1), b = client(h, "b", 1), c = client(h, "c", 0);
+	uint64_t now = 1000 * MS, next;
 	(void)st;
 
-	wl_table_acquire(h, a, ka, 0, now);
-	wl_table_acquire(h, b, kb, 0, now);
-	/* Simulate a client that died half way: primary state changed,
-	 * derived state not. */
-	h->slots[a].holds[ka].depth = 0;
-	h->counter = 77;
-	h->slots[b].active = 9;
-	wl_table_repair(h, now);
-	assert_int_equal(h->counter, 0);
-	assert_int_equal(h->slots[a].active, 0);
+	regions[a] = ra;
+	regions[b] = rb;
+	regions[c] = rc;
+	assert_int_equal(wl_table_holders(h, regions, now, &next), 0);
+	assert_int_equal(next, 0);
+	ra->active = 1;
+	rb->timed_until = now + 30 * MS;
+	rc->active = 5;                               /* denied: not counted */
+	assert_int_equal(wl_table_holders(h, regions, now, &next), 2);
+	assert_int_equal(next, now + 30 * MS);
+	assert_int_equal(h->holders, 2);
+	assert_true(h->slots[c].holding);             /* shown, not counted */
+	assert_int_equal(wl_table_holders(h, regions, now + 30 * MS, &next), 1);
+	assert_int_equal(next, 0);
+	ra->active = 0;
+	assert_int_equal(wl_table_holders(h, regions, now, &next), 1);
+	/* A daemon-owned hold (an alarm's) counts like a client's. */
+	rb->timed_until = 0;
+	int k = wl_table_hold_alloc(h, a, "alarm:x", WL_HOLD_DAEMON, -1);
+	assert_int_equal(wl_table_acquire(h, a, k, 20 * MS, now), 0);
+	assert_int_equal(wl_table_holders(h, regions, now, &next), 1);
+	assert_int_equal(next, now + 20 * MS);
+	assert_int_equal(wl_table_holders(h, regions, now + 20 * MS, &next), 0);
+	assert_int_equal(h->slots[a].expire_count, 1);
+	/* A reaped slot is gone from the decision with its region. */
+	ra->active = 3;
+	wl_table_slot_free(h, a, now);
+	regions[a] = NULL;
+	assert_int_equal(wl_table_holders(h, regions, now, &next), 0);
+	munmap(ra, sizeof(*ra));
+	munmap(rb, sizeof(*rb));
+	munmap(rc, sizeof(*rc));
+	free_seg(h);
+}
+
+/* Mirroring for display: what the region says, read once, summed with
+ * the daemon's own counts; a scribbled region misreports itself only. */
+static void test_sync_mirrors_regions(void **st)
+{
+	struct wl_shm_header *h = new_seg();
+	const struct wl_region *regions[WL_MAX_CLIENTS] = { 0 };
+	struct wl_region *ra = region(), *rb = region();
+	int a = client(h, "a", 1), b = client(h, "b", 1);
+	uint64_t now = 1000 * MS;
+	(void)st;
+
+	regions[a] = ra;
+	regions[b] = rb;
+	assert_int_equal(wl_table_hold_alloc(h, a, "x", WL_HOLD_CLIENT, 0), 0);
+	assert_int_equal(wl_table_hold_alloc(h, a, "y", WL_HOLD_CLIENT, 5), 5);
+	ra->holds[0].depth = 2;
+	ra->holds[0].activations = 4;
+	ra->holds[0].held_ns = 9 * MS;
+	ra->holds[5].deadline = now + MS;
+	ra->holds[6].depth = 9;                       /* no such hold: ignored */
+	wl_table_sync(h, regions, now);
+	assert_int_equal(h->slots[a].holds[0].active, 1);
+	assert_int_equal(h->slots[a].holds[0].depth, 2);
+	assert_int_equal(h->slots[a].holds[5].active, 1);
+	assert_int_equal(h->slots[a].holds[6].in_use, 0);
+	assert_int_equal(h->slots[a].active, 2);
+	assert_int_equal(h->slots[a].acquire_count, 4);
+	assert_int_equal(h->slots[a].total_held_ns, 9 * MS);
+	assert_int_equal(h->counter, 2);
+	/* Garbage in b's region: b's own entries only. */
+	memset(rb, 0xa5, sizeof(*rb));
+	assert_int_equal(wl_table_hold_alloc(h, b, "z", WL_HOLD_CLIENT, 1), 1);
+	wl_table_sync(h, regions, now);
+	assert_int_equal(h->slots[a].active, 2);
 	assert_int_equal(h->slots[b].active, 1);
-	assert_int_equal(h->repairs, 1);
+	assert_int_equal(h->counter, 3);
+	munmap(ra, sizeof(*ra));
+	munmap(rb, sizeof(*rb));
+	free_seg(h);
+}
+
+/* Alarm work reported done in the region: all fires done ends the
+ * alarm's hold, an earlier one renews it; values beyond the fires there
+ * were, or going back, change nothing else. */
+static void test_alarm_done_from_region(void **st)
+{
+	struct wl_shm_header *h = new_seg();
+	const struct wl_region *regions[WL_MAX_CLIENTS] = { 0 };
+	struct wl_region *r = region();
+	int a = client(h, "a", 1), k;
+	struct wl_shm_alarm *al = &h->slots[a].alarms[2];
+	uint64_t now = wl_now_mono(), next;
+	(void)st;
+
+	regions[a] = r;
+	h->alarm_timeout_ms = 1000;
+	k = wl_table_hold_alloc(h, a, "alarm:r", WL_HOLD_DAEMON, -1);
+	al->in_use = 1;
+	al->hold = (uint32_t)k;
+	h->slots[a].alarm_count = 1;
+	/* Two fires; the hold from the first. */
+	assert_int_equal(wl_table_acquire(h, a, k, 1000 * MS, now), 0);
+	al->fired_seq = 2;
+	r->alarm_done[2] = 1;                         /* the first is done */
+	assert_int_equal(wl_table_holders(h, regions, now, &next), 1);
+	assert_int_equal(al->done_seq, 1);
+	assert_true(h->slots[a].holds[k].active);     /* renewed for the second */
+	r->alarm_done[2] = 99;                        /* beyond: clamped to 2 */
+	assert_int_equal(wl_table_holders(h, regions, now, &next), 0);
+	assert_int_equal(al->done_seq, 2);
+	assert_false(h->slots[a].holds[k].active);
+	r->alarm_done[2] = 0;                         /* going back: ignored */
+	assert_int_equal(wl_table_holders(h, regions, now, &next), 0);
+	assert_int_equal(al->done_seq, 2);
+	munmap(r, sizeof(*r));
 	free_seg(h);
 }
 
@@ -242,60 +362,29 @@ static void test_validation(void **st)
 	free_seg(h);
 }
 
-static void *lock_then_unlock(void *arg)
+/* The daemon's segment: nobody but its creator's mapping can write it,
+ * and a snapshot cannot be written at all. */
+static void test_segment_sealed(void **st)
 {
-	struct wl_shm_header *h = arg;
-
-	if (wl_lock(h) == 0)
-		wl_unlock(h);
-	return NULL;
-}
-
-/*
- * A lost hand-off of the robust mutex: the owner's unlock woke a waiter
- * that died before it took the lock, so the lock is free while others
- * sleep on.  Simulated by an owner process that clears the lock word
- * without waking anyone and exits.  The waiter must still get the lock
- * (it sleeps at most WL_LOCK_RETRY_MS at a time); before, it slept forever.
- */
-static void test_lost_handoff(void **st)
-{
-	struct wl_shm_header *h = new_seg();
-	int go[2], ready[2], status;
-	struct timespec end;
-	pthread_t waiter;
-	char b = 0;
-	pid_t pid;
-
+	struct wl_seg seg, ro;
+	int snap;
 	(void)st;
-	assert_int_equal(pipe(go), 0);
-	assert_int_equal(pipe(ready), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		if (wl_lock(h) < 0)
-			_exit(1);
-		if (write(ready[1], &b, 1) != 1 || read(go[0], &b, 1) != 1)
-			_exit(2);
-		/* Free, as after a wake-up that nobody took: no FUTEX_WAKE. */
-		__atomic_store_n(&h->lock.__data.__lock, 0, __ATOMIC_SEQ_CST);
-		_exit(0);
-	}
-	assert_int_equal(read(ready[0], &b, 1), 1);
-	assert_int_equal(pthread_create(&waiter, NULL, lock_then_unlock, h), 0);
-	usleep(200000);                  /* the waiter is asleep on the futex */
-	assert_int_equal(write(go[1], &b, 1), 1);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	clock_gettime(CLOCK_REALTIME, &end);
-	end.tv_sec += 2;
-	if (pthread_timedjoin_np(waiter, NULL, &end) != 0)
-		fail_msg("the waiter still sleeps 2 s after the lock was freed");
-	close(go[0]);
-	close(go[1]);
-	close(ready[0]);
-	close(ready[1]);
-	free_seg(h);
+
+	assert_int_equal(wl_seg_create(&seg, 8), 0);
+	assert_true(mmap(NULL, seg.len, PROT_READ | PROT_WRITE, MAP_SHARED, seg.fd, 0) ==
+	            MAP_FAILED);
+	assert_int_equal(dup2(seg.fd, 100), 100);
+	assert_int_equal(wl_seg_map_fd(100, &ro), 0);
+	assert_int_equal(ro.hdr->nslots, 8);
+	seg.hdr->counter = 5;                         /* the owner writes */
+	assert_int_equal(ro.hdr->counter, 5);         /* everyone sees */
+	snap = wl_seg_snapshot(seg.hdr);
+	assert_true(snap >= 0);
+	assert_true(mmap(NULL, seg.len, PROT_READ | PROT_WRITE, MAP_SHARED, snap, 0) ==
+	            MAP_FAILED);
+	close(snap);
+	wl_seg_unmap(&ro);
+	wl_seg_unmap(&seg);
 }
 
 int main(void)
@@ -306,10 +395,12 @@ int main(void)
 		cmocka_unit_test(test_timeout),
 		cmocka_unit_test(test_denied),
 		cmocka_unit_test(test_limits),
-		cmocka_unit_test(test_repair),
+		cmocka_unit_test(test_holders_from_regions),
+		cmocka_unit_test(test_sync_mirrors_regions),
+		cmocka_unit_test(test_alarm_done_from_region),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_validation),
-		cmocka_unit_test(test_lost_handoff),
+		cmocka_unit_test(test_segment_sealed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
