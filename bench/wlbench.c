@@ -340,7 +340,7 @@ static uint64_t xorshift(void)
 /* The daemon's count of live slots (read without the lock, only polled):
  * watching it costs nothing, where scanning every slot's state would touch
  * the whole sparse table and be timed as reaping. */
-static uint32_t live_slots(struct wl_shm_header *hdr)
+static uint32_t live_slots(const struct wl_shm_header *hdr)
 {
 	return __atomic_load_n(&hdr->nlive, __ATOMIC_ACQUIRE);
 }
@@ -426,7 +426,7 @@ static int cmd_scale(int want, double seconds)
 		close(cl[i]->sock);
 		cl[i]->sock = -1;
 	}
-	while (live_slots(obs->seg.hdr) > 1 && now_ns() - t0 < 20000000000ull)
+	while (live_slots(__atomic_load_n(&obs->pub, __ATOMIC_ACQUIRE)) > 1 && now_ns() - t0 < 20000000000ull)
 		usleep(100);
 	reap_ns = now_ns() - t0;
 	snprintf(extra, sizeof(extra),
@@ -537,7 +537,7 @@ static int cmd_latency(int iters, const char *trace)
 	if ((r = wl_client_open(NULL, "bench-latency", &c)) < 0 ||
 	    (r = wl_hold_create(c, "h", &h)) < 0)
 		die("client", r);
-	struct wl_shm_header *hdr = c->seg.hdr;
+	const struct wl_shm_header *hdr = c->pub;
 	for (int i = -20; i < iters; i++) {
 		uint64_t seq, t0, dl;
 
@@ -546,9 +546,9 @@ static int cmd_latency(int iters, const char *trace)
 		/* Wait until the daemon is parked on the counter (step 3). */
 		dl = now_ns() + 2000000000ull;
 		while (!(__atomic_load_n(&hdr->dstate, __ATOMIC_ACQUIRE) == WL_D_WAITING &&
-		         __atomic_load_n(&hdr->waiters, __ATOMIC_ACQUIRE)) && now_ns() < dl)
+		         __atomic_load_n(&hdr->waiting, __ATOMIC_ACQUIRE)) && now_ns() < dl)
 			usleep(50);
-		usleep(200);   /* and really asleep in FUTEX_WAIT */
+		usleep(200);   /* and really asleep in poll() */
 		seq = tp->seq;
 		t0 = now_ns();
 		if ((r = wl_hold_release(h)) < 0)

@@ -6,7 +6,9 @@
  *
  * Input: records of [flags][length][bytes...]: flags bit 0 passes an
  * eventfd with the message, bit 1 sends on the refused connection, bit 2
- * runs the alarm timer's handler afterwards; length 0 and 1 mean a
+ * runs the alarm timer's handler afterwards, bit 3 passes a region (a
+ * sealed memfd filled with the flags byte: the daemon reads it when it
+ * makes the CLI's snapshot), overriding bit 0; length 0 and 1 mean a
  * request and an alarm request of the right size, others that many
  * bytes (mod the largest message + 1).  Missing bytes are zero.
  *
@@ -20,12 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include "../../daemon/daemon.h"
 #include "../../daemon/log.h"
 #include "../../lib/wl_proto.h"
+#include "../../lib/wl_region.h"
 
 #define CHECK(x) do { if (!(x)) abort(); } while (0)
 #define NSLOTS 4u
@@ -86,7 +90,22 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	CHECK(d.seg.fd >= 0);
 	d.alarm_fd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
 	CHECK(d.alarm_fd >= 0);
+	/* Kicked on registration and reaping; nobody reads it here. */
+	d.pl.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	CHECK(d.pl.kick_fd >= 0);
 	return 0;
+}
+
+/* A region as a client makes it, every byte set to fill. */
+static int region_fd(uint8_t fill)
+{
+	struct wl_region *rg;
+	int fd;
+
+	CHECK(wl_region_create(&rg, &fd) == 0);
+	memset(rg, fill, sizeof(*rg));
+	munmap(rg, sizeof(*rg));
+	return fd;
 }
 
 /* Read every reply waiting for client i; each must be acceptable. */
@@ -120,6 +139,7 @@ static void check_segment(void)
 		CHECK(i < h->nslots && h->slots[i].state == WL_SLOT_LIVE && h->slots[i].pos == k);
 		CHECK(d.slot_conn[i] >= 0 && d.slot_conn[i] < NCONN);
 		CHECK(d.conns[d.slot_conn[i]].slot == (int)i);
+		CHECK(d.regions[i] != NULL);
 	}
 }
 
@@ -148,7 +168,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(&m, 0, sizeof(m));
 		memcpy(m.b, data + pos, n);
 		pos += n;
-		if (flags & 1) {
+		if (flags & 8) {
+			fd = region_fd(flags);
+		} else if (flags & 1) {
 			fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 			CHECK(fd >= 0);
 		}
@@ -173,5 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		peer[i] = -1;
 	}
 	CHECK(d.seg.hdr->nlive == 0);
+	for (uint32_t i = 0; i < NSLOTS; i++)
+		CHECK(d.regions[i] == NULL);
 	return 0;
 }
