@@ -191,7 +191,7 @@ def host_phase(res, args):
     # --min-awake-ms 5: on a fake /sys a "suspend" returns at once; without
     # a pause the daemon would spin when nothing is held.
     daemon = subprocess.Popen([os.path.join(bindir, 'wakelockd'), '--foreground', '--root', tmp,
-                               '--run-dir', f'{tmp}/run', '--shm', f'{tmp}/shm',
+                               '--run-dir', f'{tmp}/run',
                                '--min-awake-ms', '5', '--log-level', 'warn'],
                               env=denv, stderr=log)
     env['WLBENCH_DAEMON_PID'] = str(daemon.pid)

@@ -211,7 +211,7 @@ int wl_hold_acquire_timeout(wl_hold *h, uint32_t timeout_ms)
 {
 	struct wl_region_hold *rh;
 	wl_client *c;
-	uint64_t now, dl;
+	uint64_t now, dl, until;
 
 	if (!h)
 		return -EINVAL;
@@ -232,10 +232,10 @@ int wl_hold_acquire_timeout(wl_hold *h, uint32_t timeout_ms)
 			                 __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&rh->deadline, dl, __ATOMIC_RELAXED);
 	}
-	if (dl > __atomic_load_n(&c->region->timed_until, __ATOMIC_RELAXED))
-		__atomic_store_n(&c->region->timed_until, dl, __ATOMIC_SEQ_CST);
-	else
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* A store either way (under timed_lock, so no lost update): it is
+	 * the store half of the handshake with the phase load below. */
+	until = __atomic_load_n(&c->region->timed_until, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->region->timed_until, dl > until ? dl : until, __ATOMIC_SEQ_CST);
 	pthread_mutex_unlock(&c->timed_lock);
 	if (__atomic_load_n(&__atomic_load_n(&c->pub, __ATOMIC_ACQUIRE)->phase,
 	                    __ATOMIC_SEQ_CST) != WL_PHASE_OPEN)

@@ -42,6 +42,29 @@ struct env {
 	struct wl_seg seg;
 };
 
+static char self_exe[4096];
+
+/*
+ * A misbehaving client in a process of its own: this program again, run
+ * as `--child MODE NAME FD` (a fresh exec, because the test process has
+ * threads, and a forked child of a threaded process may not start any
+ * under ThreadSanitizer).  FD, if not -1, is inherited.
+ */
+static pid_t spawn_child(const char *mode, const char *name, int fd)
+{
+	char fds[16];
+	pid_t pid;
+
+	snprintf(fds, sizeof(fds), "%d", fd);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(self_exe, self_exe, "--child", mode, name, fds, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
 static int setup(void **st)
 {
 	struct env *e = calloc(1, sizeof(*e));
@@ -348,6 +371,27 @@ static void test_names_checked_by_daemon(void **st)
 
 #define SCRIBBLE_MS 10000u
 
+/* The scribbler's child: register, say so on fd, then scribble for ever. */
+static void scribble(const char *name, int fd)
+{
+	unsigned seed = 7;
+	wl_client *c;
+	uint32_t *w;
+	size_t n = sizeof(struct wl_region) / 4;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (wl_client_open(NULL, name, &c))
+		_exit(1);
+	if (write(fd, "r", 1) != 1)
+		_exit(2);
+	w = (uint32_t *)c->region;
+	for (;;) {
+		for (size_t i = 0; i < n; i++)
+			w[i] = (uint32_t)rand_r(&seed) * 2654435761u;
+		wl_client_kick(c);
+	}
+}
+
 /*
  * A client writes random bytes over every byte of its region, over and
  * over, for 10 s: the only memory it shares with the daemon.  The worst
@@ -365,26 +409,7 @@ static void test_scribbler(void **st)
 
 	victim_hold(e, &v);
 	assert_int_equal(pipe(p), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		unsigned seed = 7;
-		wl_client *c;
-		uint32_t *w;
-		size_t n = sizeof(struct wl_region) / 4;
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (wl_client_open(NULL, "scribbler", &c))
-			_exit(1);
-		if (write(p[1], "r", 1) != 1)
-			_exit(2);
-		w = (uint32_t *)c->region;
-		for (;;) {
-			for (size_t i = 0; i < n; i++)
-				w[i] = (uint32_t)rand_r(&seed) * 2654435761u;
-			wl_client_kick(c);
-		}
-	}
+	pid = spawn_child("scribble", "scribbler", p[1]);
 	assert_int_equal(read(p[0], &x, 1), 1);
 	end = hd_now_ns() + (uint64_t)SCRIBBLE_MS * 1000000u;
 	while (hd_now_ns() < end) {
@@ -432,10 +457,7 @@ static void test_stoppers(void **st)
 
 	victim_hold(e, &v);
 	for (int i = 0; i < STOPPERS; i++) {
-		pid[i] = fork();
-		assert_true(pid[i] >= 0);
-		if (pid[i] == 0)
-			hammer("stopper");
+		pid[i] = spawn_child("hammer", "stopper", -1);
 	}
 	hd_sleep_ms(200);
 	for (int i = 0; i < STOPPERS; i++) {
@@ -670,10 +692,7 @@ static void test_kill_sweep(void **st)
 	assert_int_equal(wl_hold_create(canary, "keep", &h), 0);
 	assert_int_equal(wl_hold_acquire(h), 0);
 	for (int i = 0; i < 2; i++) {
-		bg[i] = fork();
-		assert_true(bg[i] >= 0);
-		if (bg[i] == 0)
-			hammer("hammer");
+		bg[i] = spawn_child("hammer", "hammer", -1);
 	}
 	hd_sleep_ms(100);
 	base = nlive(e);
@@ -682,11 +701,8 @@ static void test_kill_sweep(void **st)
 	a0 = attempts(e);
 	for (unsigned i = 0; i < SWEEP_VICTIMS; i++) {
 		uint64_t dead, end;
-		pid_t pid = fork();
+		pid_t pid = spawn_child("hammer", "victim", -1);
 
-		assert_true(pid >= 0);
-		if (pid == 0)
-			hammer("victim");
 		/* 0-3 ms: from before the connect to deep in the loop. */
 		usleep(rand_r(&seed) % 3000);
 		kill(pid, SIGKILL);
@@ -727,8 +743,19 @@ static void test_kill_sweep(void **st)
 	assert_int_equal(hd_stop(&e->d), 0);
 }
 
-int main(void)
+static void scribble(const char *name, int fd);
+
+int main(int argc, char **argv)
 {
+	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+
+	self_exe[n > 0 ? n : 0] = 0;
+	if (argc == 5 && !strcmp(argv[1], "--child")) {
+		if (!strcmp(argv[2], "scribble"))
+			scribble(argv[3], atoi(argv[4]));
+		hammer(argv[3]);
+	}
+
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_published_segment_is_read_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_regions_refused, setup, teardown),
