@@ -208,8 +208,9 @@ static void count_look(struct wl_shm_header *hdr, uint32_t n, int first, int fin
 		hdr->dstats.waits++;
 }
 
-/* How many clients hold now (takes the lock). */
-static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int final)
+/* How many clients hold now.  Takes the lock, and keeps it if nobody
+ * holds and keep is set. */
+static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int keep)
 {
 	struct wl_shm_header *hdr = pl->hdr;
 	uint32_t n;
@@ -217,15 +218,22 @@ static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int fin
 	wl_lock(hdr);
 	wl_table_update_rt_offset(hdr);
 	n = wl_table_holders(hdr, pl->regions, wl_now_mono(), next);
-	count_look(hdr, n, first, final);
-	wl_unlock(hdr);
+	count_look(hdr, n, first, keep);
+	if (n || !keep)
+		wl_unlock(hdr);
 	return n;
 }
 
 /*
  * Steps 2 and 3: wait until no allowed client holds.  Returns 0 with the
- * phase CLOSED (the caller opens it when the attempt is over), 1 when
- * stopping (phase open).
+ * phase CLOSED and the lock held (the caller releases both when the
+ * attempt is over), 1 when stopping (phase open, lock free).
+ *
+ * The lock is the daemon's own (its main thread's registrations, alarms
+ * and snapshots), never a client's.  Holding it through the attempt means
+ * the main thread fires an alarm, or answers the CLI, only once the
+ * attempt and its statistics are complete: a client woken by an alarm
+ * after a resume sees the resume counted, by the kernel and by us.
  *
  * hdr->waiting stays set throughout, so that a client releasing its last
  * hold at any point kicks us.  Most looks happen with the phase open (an
@@ -300,6 +308,7 @@ int powerloop_cycle(struct powerloop *pl)
 		r = wait_for_zero(pl);
 		if (r)
 			return r;
+		wl_unlock(hdr);
 		open_phase(pl);
 		set_dstate(pl, WL_D_SUSPENDING);
 		/* A failed or killed hook (logged) does not stop the suspend:
@@ -337,7 +346,6 @@ int powerloop_cycle(struct powerloop *pl)
 		 * this is the handshake doing its job.  Retry, at once the first
 		 * time; step 1 blocks for as long as the event needs.  Further
 		 * refusals in a row back off (see the top of this file). */
-		wl_lock(hdr);
 		hdr->dstats.aborts++;
 		wl_unlock(hdr);
 		open_phase(pl);
@@ -350,7 +358,6 @@ int powerloop_cycle(struct powerloop *pl)
 	backoff_reset(&pl->abort_bo);
 	if (r < 0) {
 		/* EBUSY here means kernel autosleep is active: not ours to fight. */
-		wl_lock(hdr);
 		hdr->dstats.failures++;
 		count_errno(&hdr->dstats, -r);
 		wl_unlock(hdr);
@@ -363,6 +370,7 @@ int powerloop_cycle(struct powerloop *pl)
 	/* No suspend starts once a stop was requested (it is set before
 	 * the kick that ends any wait). */
 	if (stopping(pl)) {
+		wl_unlock(hdr);
 		open_phase(pl);
 		return 1;
 	}
@@ -371,9 +379,7 @@ int powerloop_cycle(struct powerloop *pl)
 	set_dstate(pl, WL_D_SUSPENDING);
 	if (pl->be->before_suspend)
 		pl->be->before_suspend(pl->be);
-	wl_lock(hdr);
 	hdr->dstats.attempts++;
-	wl_unlock(hdr);
 	m0 = pl->clk->mono_ns(pl->clk);
 	b0 = pl->clk->boot_ns(pl->clk);
 	sr = pl->be->suspend(pl->be, p->state);
@@ -382,7 +388,6 @@ int powerloop_cycle(struct powerloop *pl)
 	/* Time asleep: CLOCK_BOOTTIME runs during suspend, MONOTONIC does not. */
 	if (b1 - m1 > b0 - m0)
 		asleep = (b1 - m1) - (b0 - m0);
-	wl_lock(hdr);
 	if (sr == 0) {
 		hdr->dstats.successes++;
 		hdr->dstats.asleep_ns += asleep;
