@@ -234,15 +234,12 @@ def host_phase(res, args):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-FUTEX_WAITERS = 0x80000000
-
-
 def strace_react(res, args, wlbench, trace, env, dpid):
-    """How often the daemon, woken on wake_seq by a release, then has to wait
-    for the segment mutex: the releaser calls wl_notify() with the mutex
-    held (lib/table.c hold_sync).  Both are FUTEX_WAIT with no timeout; a
-    wait on the robust mutex passes a lock word with FUTEX_WAITERS set
-    (owner tid | 0x80000000), a wait on wake_seq a small sequence number."""
+    """How the daemon reacts to a release: the releaser writes the daemon's
+    eventfd, the power thread returns from poll() on it; counted here is how
+    often the next system call of that thread is a FUTEX_WAIT (it would
+    then be waiting for its own lock, held by the main thread): clients
+    hold no lock the daemon could wait for."""
     out = os.path.join(args.out, 'profile-react.strace')
     st = subprocess.Popen(['strace', '-f', '-tt', '-T', '-o', out, '-p', str(dpid)],
                           stderr=subprocess.DEVNULL)
@@ -266,18 +263,16 @@ def strace_react(res, args, wlbench, trace, env, dpid):
         if r:
             text = pending.pop(tid, '') + r.group(1)
         calls.setdefault(tid, []).append(text)
-    fw = re.compile(r'futex\((0x[0-9a-f]+), FUTEX_WAIT, (\d+), NULL\)\s*=\s*(\S+)')
-    seq_wakes = mutex_waits = 0
+    woke = re.compile(r'poll\(\[\{fd=\d+, events=POLLIN\}\], 1, -?\d+\)\s*=\s*1')
+    wakes = lock_waits = 0
     for seq in calls.values():
-        parsed = [fw.match(t) for t in seq]
-        for a, b in zip(parsed, parsed[1:] + [None]):
-            if not a or int(a.group(2)) & FUTEX_WAITERS or a.group(3) != '0':
+        for a, b in zip(seq, seq[1:] + ['']):
+            if not woke.match(a):
                 continue
-            seq_wakes += 1                # woken on wake_seq
-            if b and int(b.group(2)) & FUTEX_WAITERS:
-                mutex_waits += 1          # next call: wait for the mutex
-    res.figs['host.profile_react'] = {'wake_seq_wakeups': seq_wakes,
-                                      'then_mutex_wait': mutex_waits,
+            wakes += 1
+            if b.startswith('futex(') and 'FUTEX_WAIT' in b:
+                lock_waits += 1
+    res.figs['host.profile_react'] = {'eventfd_wakeups': wakes, 'then_lock_wait': lock_waits,
                                       'file': os.path.relpath(out, TOP), 'raw': []}
 
 
@@ -306,8 +301,8 @@ def profile_hold(res, wlbench, env, tmp):
     if not best:
         return
     prof = {}
-    for fn in ('wl_hold_acquire', 'wl_hold_release', 'wl_client_lock', 'pthread_mutex_lock',
-               'pthread_mutex_unlock', 'wl_table_acquire', 'wl_table_release', 'wl_now_mono'):
+    for fn in ('wl_hold_acquire', 'wl_hold_release', 'wl_now_coarse', 'clock_gettime',
+               'wl_client_wait_open', 'wl_client_kick'):
         if fn in best:
             prof[fn] = round(best[fn] / pairs, 1)
     res.figs['host.callgrind_per_pair'] = dict(prof, unit='instructions', raw=[])
@@ -457,7 +452,7 @@ def table(res):
             verdict(None if base is None else base <= 100) if where == 'host' else '')
         for p in (2, 8, 64):
             m = R(f'{where}.hold_p{p}')
-            add(f'  the same, {p} processes on one segment mutex', label, m,
+            add(f'  the same, {p} processes, each on its own region', label, m,
                 R(f'{where}.hold_p{p}', 'p99'), 'ns',
                 f'x{fmt(ratio(m, base))} vs 1 process; all processes: {fmt(agg(where, p))} ns/pair/core')
         return base
@@ -547,9 +542,9 @@ def table(res):
             fw.get('p99'), 'us', 'OS wake-up latency, same run')
     pr = res.figs.get('host.profile_react')
     if pr:
-        add('  strace: woken on wake_seq, then waits for the mutex', 'host',
-            f'{int(pr["then_mutex_wait"])}/{int(pr["wake_seq_wakeups"])}', None, 'wake-ups',
-            'the releaser notifies with the mutex held; ' + pr['file'])
+        add('  strace: woken by the eventfd, then waits for a lock', 'host',
+            f'{int(pr["then_lock_wait"])}/{int(pr["eventfd_wakeups"])}', None, 'wake-ups',
+            'clients share no lock with the daemon; ' + pr['file'])
     # 5. idle
     for where in ('host', 'guest'):
         f = res.figs.get(f'{where}.idle_wakeups')

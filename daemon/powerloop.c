@@ -31,7 +31,7 @@
  * a timed hold is pending (then until the earliest end): no periodic
  * wake-ups while the system is held awake.  Every event that can end or
  * change the wait writes the eventfd (powerloop_kick):
- *   a client's last hold released       the client (hdr->waiting set)
+ *   the watched client's last hold ends  that client (slot.watched set)
  *   an alarm's work done                the client (wl_alarm_done)
  *   client reaped, deny/allow change    the main thread (server.c)
  *   config reload, stop                 powerloop_set_params / _request_stop
@@ -62,6 +62,7 @@ int powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr,
 		return -errno;
 	pl->hdr = hdr;
 	pl->regions = regions;
+	pl->watch = -1;
 	pl->be = be;
 	pl->clk = clk;
 	pl->params = *p;
@@ -224,6 +225,44 @@ static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int kee
 	return n;
 }
 
+/* Stop watching (lock held). */
+static void unwatch(struct powerloop *pl)
+{
+	if (pl->watch >= 0 && (uint32_t)pl->watch < pl->hdr->nslots)
+		__atomic_store_n(&pl->hdr->slots[pl->watch].watched, 0, __ATOMIC_SEQ_CST);
+	pl->watch = -1;
+}
+
+/*
+ * Watch one allowed client whose region holds: set its flag, then look at
+ * its region again (the daemon's half of the release handshake,
+ * wl_region.h).  Returns 1 if it stopped holding meanwhile (look again
+ * now), 0 otherwise.  Daemon-owned holds need no watch: they end by
+ * their timeout (a timed wait) or by a kick (alarm work done).
+ */
+static int watch_one(struct powerloop *pl)
+{
+	struct wl_shm_header *hdr = pl->hdr;
+	uint64_t now = wl_now_mono();
+	int again = 0;
+
+	wl_lock(hdr);
+	unwatch(pl);
+	for (uint32_t k = 0; k < hdr->nlive; k++) {
+		uint32_t i = hdr->order[k];
+		const struct wl_region *rg = pl->regions[i];
+
+		if (!hdr->slots[i].allowed || !rg || !wl_region_holding(rg, now))
+			continue;
+		__atomic_store_n(&hdr->slots[i].watched, 1, __ATOMIC_SEQ_CST);
+		pl->watch = (int)i;
+		again = !wl_region_holding(rg, now);
+		break;
+	}
+	wl_unlock(hdr);
+	return again;
+}
+
 /*
  * Steps 2 and 3: wait until no allowed client holds.  Returns 0 with the
  * phase CLOSED and the lock held (the caller releases both when the
@@ -235,10 +274,11 @@ static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int kee
  * attempt and its statistics are complete: a client woken by an alarm
  * after a resume sees the resume counted, by the kernel and by us.
  *
- * hdr->waiting stays set throughout, so that a client releasing its last
- * hold at any point kicks us.  Most looks happen with the phase open (an
- * acquire meanwhile does not wait); only when nobody held does the phase
- * close, and a second look decides.
+ * While clients hold, one of them is watched (watch_one): it kicks us
+ * when its last hold ends, and we look again, and watch the next.  The
+ * others release without a system call.  Most looks happen with the
+ * phase open (an acquire meanwhile does not wait); only when nobody held
+ * does the phase close, and a second look decides.
  */
 static int wait_for_zero(struct powerloop *pl)
 {
@@ -256,6 +296,7 @@ static int wait_for_zero(struct powerloop *pl)
 		if (holders(pl, &next, !counted, 0) == 0) {
 			__atomic_store_n(&hdr->phase, WL_PHASE_CLOSED, __ATOMIC_SEQ_CST);
 			if (holders(pl, &next, !counted, 1) == 0) {
+				unwatch(pl);
 				__atomic_store_n(&hdr->waiting, 0, __ATOMIC_SEQ_CST);
 				return 0;
 			}
@@ -265,11 +306,16 @@ static int wait_for_zero(struct powerloop *pl)
 			counted = 1;
 			set_dstate(pl, WL_D_WAITING);
 		}
+		if (watch_one(pl))
+			continue;
 		now = wl_now_mono();
 		/* Untimed unless a timed hold is pending.  See the top. */
 		wait_kick(pl, next > now ? next - now : next ? 1 : 0);
 		pl->wakeups++;
 	}
+	wl_lock(hdr);
+	unwatch(pl);
+	wl_unlock(hdr);
 	__atomic_store_n(&hdr->waiting, 0, __ATOMIC_SEQ_CST);
 	return 1;
 }

@@ -33,6 +33,7 @@ struct powerloop {
 	 * lock; the main thread changes them under it. */
 	const struct wl_region *const *regions;
 	int kick_fd;                    /* eventfd: re-evaluate (see powerloop.c) */
+	int watch;                      /* the watched slot, -1: none (under hdr's lock) */
 	struct power_backend *be;
 	struct power_clock *clk;
 	pthread_mutex_t plock;          /* guards pending */

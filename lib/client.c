@@ -100,6 +100,7 @@ int wl_client_open(const char *socket_path, const char *name, wl_client **out)
 		r = -EBADMSG;
 		goto fail;
 	}
+	c->watched = &c->pub->slots[rep.slot].watched;
 	pthread_mutex_init(&c->holds_lock, NULL);
 	pthread_mutex_init(&c->timed_lock, NULL);
 	pthread_mutex_init(&c->sock_lock, NULL);
@@ -190,7 +191,7 @@ void wl_client_timed_changed(wl_client *c, uint64_t now)
 	}
 	__atomic_store_n(&rg->timed_until, until, __ATOMIC_SEQ_CST);
 	if (until <= now && __atomic_load_n(&rg->active, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&__atomic_load_n(&c->pub, __ATOMIC_ACQUIRE)->waiting, __ATOMIC_SEQ_CST))
+	    __atomic_load_n(__atomic_load_n(&c->watched, __ATOMIC_ACQUIRE), __ATOMIC_SEQ_CST))
 		wl_client_kick(c);
 }
 

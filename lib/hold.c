@@ -173,8 +173,8 @@ static int release_timed(wl_hold *h)
 	return r;
 }
 
-/* The fast path: our hold's depth, our active count, and a kick for a
- * daemon waiting for the last hold to end. */
+/* The fast path: our hold's depth, our active count, and a kick if the
+ * daemon waits for our last hold to end. */
 int wl_hold_release(wl_hold *h)
 {
 	struct wl_region_hold *rh;
@@ -202,7 +202,7 @@ int wl_hold_release(wl_hold *h)
 		                 (now > since ? now - since : 0), __ATOMIC_RELAXED);
 	}
 	if (__atomic_fetch_sub(&c->region->active, 1, __ATOMIC_SEQ_CST) == 1 &&
-	    __atomic_load_n(&__atomic_load_n(&c->pub, __ATOMIC_ACQUIRE)->waiting, __ATOMIC_SEQ_CST))
+	    __atomic_load_n(__atomic_load_n(&c->watched, __ATOMIC_ACQUIRE), __ATOMIC_SEQ_CST))
 		wl_client_kick(c);
 	return 0;
 }

@@ -317,6 +317,7 @@ void wl_table_slot_free(struct wl_shm_header *hdr, uint32_t slot, uint64_t now)
 	if (s->holding && s->allowed && hdr->holders > 0)
 		hdr->holders--;
 	s->holding = 0;
+	s->watched = 0;
 	s->next_deadline = 0;
 	/* FREE first, then out of the live-slot list:
 	 * swap with the last live entry. */

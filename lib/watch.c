@@ -83,7 +83,10 @@ static int reregister(wl_client *c)
 	c->pubs = pm;
 	pthread_mutex_unlock(&c->holds_lock);
 	/* Waiters on the old daemon's phase look again (wl_client_wait_open). */
+	__atomic_store_n(&c->watched, &pm->seg.hdr->slots[rep.slot].watched, __ATOMIC_RELEASE);
 	__atomic_store_n(&c->pub, pm->seg.hdr, __ATOMIC_RELEASE);
+	/* The new daemon may already wait on us: tell it to look. */
+	wl_client_kick(c);
 	/* The names, at the indices the region has them (copied first: a
 	 * hold may be destroyed meanwhile, its request then fails). */
 	struct { uint32_t index; char name[WL_NAME_MAX]; } names[WL_MAX_HOLDS_PER_CLIENT];

@@ -16,9 +16,10 @@ struct wl_pub_map {
 };
 
 struct wl_client {
-	/* The fast path reads these three and nothing else. */
+	/* The fast path reads these and nothing else. */
 	struct wl_region *region;            /* ours, read-write */
 	const struct wl_shm_header *pub;     /* the daemon's, read-only (atomic) */
+	const uint32_t *watched;             /* our slot's flag in *pub (atomic) */
 	int kick_fd;                         /* the daemon's eventfd */
 	int lost;                            /* atomic: the daemon is gone for good */
 

@@ -19,10 +19,12 @@
  *             daemon  phase = CLOSED (seq_cst); read every active
  *     Either the daemon sees the hold, or the client sees CLOSED and
  *     waits for OPEN: its acquire returns once the attempt is over.
- *   release:  client  active -= 1 (seq_cst); read hdr->waiting
- *             daemon  waiting = 1 (seq_cst); read every active
- *     Either the daemon sees the release, or the client sees `waiting`
- *     and writes the daemon's eventfd.
+ *   release:  client  active -= 1 (seq_cst); read its slot's `watched`
+ *             daemon  watched = 1 (seq_cst); read that client's active
+ *     Either the daemon sees the release, or the client sees `watched`
+ *     and writes the daemon's eventfd.  The daemon watches one holder at
+ *     a time (the wait ends only when all are done), so the releases of
+ *     the others cost no system call.
  */
 #ifndef WL_REGION_H
 #define WL_REGION_H

@@ -126,6 +126,11 @@ struct wl_shm_slot {
 	uint32_t dactive;       /* of which daemon-owned (exact, not mirrored) */
 	uint32_t holding;       /* at the daemon's last look: keeps the system awake */
 	uint32_t alarm_count;   /* alarms in use */
+	/* 1: the daemon waits for this client's last hold to end, and the
+	 * client must write its eventfd when it does (lib/hold.c).  One
+	 * holder at a time is watched, so other clients' releases make no
+	 * system call while the daemon waits. */
+	uint32_t watched;
 	uint32_t pos;           /* derived: index in hdr->order while LIVE */
 	uint64_t registered_rt; /* CLOCK_REALTIME ns */
 	uint64_t active_since;  /* CLOCK_MONOTONIC ns when active became > 0 */
@@ -196,9 +201,7 @@ struct wl_shm_header {
 
 	pthread_mutex_t lock;   /* the daemon's threads only (see the top) */
 	uint32_t phase;         /* enum wl_phase: futex word, see above */
-	/* 1 while the daemon waits for holds to end: a client whose last
-	 * hold ends then writes the daemon's eventfd (lib/hold.c). */
-	uint32_t waiting;
+	uint32_t waiting;       /* 1 while the daemon waits for holds to end (step 3) */
 
 	uint32_t counter;       /* derived: active holds of live, allowed slots */
 	uint32_t holders;       /* derived: allowed slots holding at the last look */

@@ -233,14 +233,14 @@ void hd_region_acquire(struct wl_region *rg, uint32_t i, const struct wl_shm_hea
 		wl_phase_wait(pub, WL_PHASE_CLOSED, 10000000u);
 }
 
-void hd_region_release(struct wl_region *rg, uint32_t i, const struct wl_shm_header *pub,
-                       int kick_fd)
+void hd_region_release(struct wl_region *rg, uint32_t slot, uint32_t i,
+                       const struct wl_shm_header *pub, int kick_fd)
 {
 	uint64_t one = 1;
 
 	__atomic_fetch_sub(&rg->holds[i].depth, 1, __ATOMIC_RELAXED);
 	if (__atomic_fetch_sub(&rg->active, 1, __ATOMIC_SEQ_CST) == 1 &&
-	    __atomic_load_n(&pub->waiting, __ATOMIC_SEQ_CST) &&
+	    __atomic_load_n(&pub->slots[slot].watched, __ATOMIC_SEQ_CST) &&
 	    write(kick_fd, &one, sizeof(one)) < 0) {
 		/* full counter: the loop wakes anyway */
 	}

@@ -38,12 +38,12 @@ const struct wl_shm_header *hd_snap(struct hd *d);
  * A client's side of the handshake on a region, for tests that drive the
  * daemon's loop in-process (what lib/hold.c does, without a connection):
  * acquire hold i (timeout_ns 0: untimed) and wait while the phase is
- * closed; release it, writing kick_fd if the daemon waits.
+ * closed; release it, writing kick_fd if the daemon watches the slot.
  */
 void hd_region_acquire(struct wl_region *rg, uint32_t i, const struct wl_shm_header *pub,
                        uint64_t timeout_ns);
-void hd_region_release(struct wl_region *rg, uint32_t i, const struct wl_shm_header *pub,
-                       int kick_fd);
+void hd_region_release(struct wl_region *rg, uint32_t slot, uint32_t i,
+                       const struct wl_shm_header *pub, int kick_fd);
 /* A zeroed region (page-aligned, like a mapping); free with free(). */
 struct wl_region *hd_region_new(void);
 uint64_t hd_now_ns(void);

@@ -83,7 +83,7 @@ static void acquire(struct fx *f, uint64_t timeout_ns)
 
 static void release(struct fx *f)
 {
-	hd_region_release(f->rg, (uint32_t)f->hold, f->h, f->pl.kick_fd);
+	hd_region_release(f->rg, (uint32_t)f->slot, (uint32_t)f->hold, f->h, f->pl.kick_fd);
 }
 
 /* Whether the daemon, looking now, would see a holder. */
@@ -429,6 +429,47 @@ static void test_deny_wakes_waiter(void **st)
 	wl_table_set_allowed(f->h, f->slot, 1, wl_now_mono());
 	wl_unlock(f->h);
 	assert_int_equal(holders_now(f), 1);
+}
+
+/*
+ * Two clients hold: the daemon watches one of them.  The other's release
+ * wakes nobody (no system call on its fast path); the watched one's
+ * release wakes the loop, which then finds nobody holding.
+ */
+static void test_one_holder_watched(void **st)
+{
+	struct fx *f = *st;
+	struct wl_region *rb = hd_region_new();
+	uint64_t id;
+	int b = wl_table_slot_alloc(f->h, 2, 0, "other", 1, &id);
+	int kb = wl_table_hold_alloc(f->h, b, "job", WL_HOLD_CLIENT, -1);
+	int watched, unwatched;
+	pthread_t t;
+	void *ret;
+
+	f->regions[b] = rb;
+	acquire(f, 0);
+	hd_region_acquire(rb, (uint32_t)kb, f->h, 0);
+	pthread_create(&t, NULL, cycle_thread, f);
+	assert_true(hd_wait_for(parked, f, 2000));
+	hd_sleep_ms(50);
+	assert_int_equal(f->h->slots[f->slot].watched + f->h->slots[b].watched, 1);
+	watched = f->h->slots[f->slot].watched ? f->slot : b;
+	unwatched = watched == f->slot ? b : f->slot;
+	hd_region_release(unwatched == b ? rb : f->rg, (uint32_t)unwatched,
+	                  (uint32_t)(unwatched == b ? kb : f->hold), f->h, f->pl.kick_fd);
+	hd_sleep_ms(100);
+	assert_int_equal(loop_wakeups(f), 0);
+	assert_int_equal(fake_suspends(&f->fp), 0);
+	hd_region_release(watched == b ? rb : f->rg, (uint32_t)watched,
+	                  (uint32_t)(watched == b ? kb : f->hold), f->h, f->pl.kick_fd);
+	pthread_join(t, &ret);
+	assert_int_equal((intptr_t)ret, 0);
+	assert_int_equal(f->fp.suspends, 1);
+	assert_int_equal(f->pl.wakeups, 1);
+	assert_int_equal(f->h->slots[watched].watched, 0);
+	f->regions[b] = NULL;
+	free(rb);
 }
 
 static void test_reload_wakes_waiter(void **st)
@@ -896,6 +937,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_wakeups_while_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reaping_wakes_waiter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deny_wakes_waiter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_one_holder_watched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_wakes_waiter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_earlier_timed_hold_rearms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hook_event_is_no_livelock, setup, teardown),
