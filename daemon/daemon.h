@@ -11,6 +11,9 @@
 
 /* Every registered client keeps a connection; room for the CLI besides. */
 #define WLD_MAX_CONNS (WL_MAX_CLIENTS + 64)
+/* Connections a user may have beyond max_clients_per_uid (CLI, clients
+ * registering); root and the daemon's user have no limit. */
+#define WLD_SPARE_CONNS_PER_UID 16u
 /* epoll data of the daemon's own descriptors (connections: their index). */
 #define IDX_LISTEN 0xffffffffu
 #define IDX_SIGNAL 0xfffffffeu

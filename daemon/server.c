@@ -87,6 +87,16 @@ static int peer_allowed(struct daemon *d, int fd, struct ucred *uc, char *why, s
 	return 0;
 }
 
+static unsigned conns_of_uid(struct daemon *d, uid_t uid)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < WLD_MAX_CONNS; i++)
+		if (d->conns[i].fd >= 0 && d->conns[i].uid == uid)
+			n++;
+	return n;
+}
+
 static void do_accept(struct daemon *d)
 {
 	for (;;) {
@@ -110,6 +120,15 @@ static void do_accept(struct daemon *d)
 		}
 		if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0) {
 			log_warn("refusing connection: %s", c ? strerror(errno) : "too many");
+			close(fd);
+			continue;
+		}
+		/* One user cannot take every connection either: its clients,
+		 * and a few more for the CLI and registrations under way. */
+		if (uc.uid != 0 && uc.uid != geteuid() &&
+		    conns_of_uid(d, uc.uid) >= d->cfg.max_clients_per_uid + WLD_SPARE_CONNS_PER_UID) {
+			log_warn("refusing connection of uid %u: %u connections already",
+			         (unsigned)uc.uid, conns_of_uid(d, uc.uid));
 			close(fd);
 			continue;
 		}

@@ -719,6 +719,37 @@ static int register_as(uid_t uid, gid_t gid, int n)
 	return -WEXITSTATUS(status);
 }
 
+/* As uid, open n connections, each answering an OBSERVE, then one more:
+ * 0 if that one is served too, else its (negated) error; 100 + i if the
+ * i-th of the n failed. */
+static int conns_as(uid_t uid, gid_t gid, int n)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		gid_t g[1] = { gid };
+		struct wl_msg_rep rep;
+		int fd, r;
+
+		if (setgroups(1, g) || setgid(gid) || setuid(uid))
+			_exit(200);
+		for (int i = 0; i <= n; i++) {
+			int s = wl_connect(NULL, 2000);
+
+			r = s < 0 ? s : wl_request(s, WL_OP_OBSERVE, NULL, &rep, &fd);
+			if (r == 0)
+				close(fd);
+			if (r < 0 && i < n)
+				_exit(100 + i);
+		}
+		_exit(r < 0 ? (-r > 99 ? 99 : -r) : 0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status) >= 100 ? WEXITSTATUS(status) : -WEXITSTATUS(status);
+}
+
 /*
  * deny, allow and reload are for root and the admin group, not for every
  * client; one uid cannot take every client slot; a name too long is an
@@ -769,6 +800,9 @@ static void test_admin_and_limits(void **st)
 	assert_int_equal(register_as(1002, 4242, 2), 0);
 	assert_int_equal(register_as(1002, 4242, 3), -EDQUOT);
 	assert_int_equal(register_as(1003, 4242, 2), 0);
+	/* Connections too: 2 clients + 16 spare, the next one is closed. */
+	assert_true(conns_as(1004, 4242, 18) < 0);
+	assert_int_equal(register_as(1005, 4242, 2), 0);
 
 	/* Too long: refused by the library and, sent raw, by the daemon. */
 	memset(longname, 'n', sizeof(longname) - 1);
