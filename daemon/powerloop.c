@@ -311,7 +311,7 @@ static int wait_for_zero(struct powerloop *pl)
 		now = wl_now_mono();
 		/* Untimed unless a timed hold is pending.  See the top. */
 		wait_kick(pl, next > now ? next - now : next ? 1 : 0);
-		pl->wakeups++;
+		__atomic_fetch_add(&pl->wakeups, 1, __ATOMIC_RELAXED);
 	}
 	wl_lock(hdr);
 	unwatch(pl);
