@@ -24,6 +24,9 @@ int cmd_stats(const struct cli *cli);
 int cmd_status(const struct cli *cli);
 int cmd_run(const struct cli *cli, const char *name, char **argv);
 int cmd_policy(const struct cli *cli, int op, const char *name);
+/* wakes_cmd.c: the wake ledger. */
+int cmd_wakes(const struct cli *cli, int summary);
+int cmd_timeline(const struct cli *cli, const char *svg_path);
 
 /* kernel.c: print /sys/class/wakeup sources (table or JSON array). */
 void kernel_sources_print(const struct cli *cli);

@@ -15,6 +15,8 @@ static void usage(FILE *f)
 	           "  status                   daemon state in a few lines\n"
 	           "  run [--name N] -- CMD... hold while CMD runs; exit with its status\n"
 	           "  deny NAME | allow NAME   policy: NAME's holds stop/start counting\n"
+	           "  wakes [--summary]        each suspend attempt: what woke it, who claimed it\n"
+	           "  timeline --svg FILE      the asleep/awake timeline of the ledger as SVG\n"
 	           "  reload                   make the daemon re-read its configuration\n");
 }
 
@@ -68,6 +70,22 @@ int main(int argc, char **argv)
 		return cmd_stats(&cli);
 	if (!strcmp(cmd, "status"))
 		return cmd_status(&cli);
+	if (!strcmp(cmd, "wakes")) {
+		int summary = optind < argc && !strcmp(argv[optind], "--summary");
+
+		if (argc - optind > summary) {
+			usage(stderr);
+			return 2;
+		}
+		return cmd_wakes(&cli, summary);
+	}
+	if (!strcmp(cmd, "timeline")) {
+		if (argc - optind != 2 || strcmp(argv[optind], "--svg") || !*argv[optind + 1]) {
+			usage(stderr);
+			return 2;
+		}
+		return cmd_timeline(&cli, argv[optind + 1]);
+	}
 	if (!strcmp(cmd, "reload"))
 		return cmd_policy(&cli, WL_OP_RELOAD, NULL);
 	if (!strcmp(cmd, "deny") || !strcmp(cmd, "allow")) {

@@ -26,6 +26,7 @@
 #include "../lib/wl_proto.h"
 #include "alarm_sched.h"
 #include "daemon.h"
+#include "ledger.h"
 #include "log.h"
 
 static uint64_t boot_now(void)
@@ -107,16 +108,27 @@ void alarms_rearm(struct daemon *d)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
 	struct itimerspec its;
-	uint64_t next = 0;
+	uint64_t next = 0, first = 0;
 
 	if (d->alarm_fd < 0)
 		return;
+	d->pl.alarm_slot = d->pl.alarm_index = -1;
 	for (uint32_t k = 0; k < hdr->nlive; k++) {
 		struct wl_shm_slot *s = &hdr->slots[hdr->order[k]];
 
-		for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++)
-			if (s->alarms[j].in_use)
-				next = alarm_sched_merge(next, &s->alarms[j].t);
+		for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++) {
+			const struct wl_alarm_times *t = &s->alarms[j].t;
+
+			if (!s->alarms[j].in_use)
+				continue;
+			next = alarm_sched_merge(next, t);
+			/* The ledger's candidate cause: the one due first. */
+			if (t->due && (!first || t->due < first)) {
+				first = t->due;
+				d->pl.alarm_slot = (int)hdr->order[k];
+				d->pl.alarm_index = (int)j;
+			}
+		}
 	}
 	/* Absolute; a time already past expires at once, 0 disarms. */
 	memset(&its, 0, sizeof(its));
@@ -142,9 +154,13 @@ static void fire(struct daemon *d, uint32_t slot, uint32_t j, uint64_t boot, uin
 	 * the system awake for ever by a period shorter than the timeout.
 	 * Fails only if the client freed the hold itself (it is closing).
 	 */
-	if (al->done_seq == al->fired_seq)
+	if (al->done_seq == al->fired_seq) {
 		wl_table_acquire(hdr, slot, al->hold, (uint64_t)d->cfg.alarm_timeout_ms * 1000000u,
 		                 mono);
+		/* The daemon takes this hold for the client: its claim. */
+		if (d->ledger)
+			ledger_claim(d->ledger, s->name, s->holds[al->hold].name, mono);
+	}
 	al->fired_seq++;
 	al->last_fired = boot;
 	s->alarm_fires++;

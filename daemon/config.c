@@ -19,6 +19,7 @@
 #include "log.h"
 #include "../lib/wl_json.h"
 #include "../lib/wl_shm.h"
+#include "ledger.h"
 
 void config_defaults(struct wld_config *c)
 {
@@ -30,6 +31,8 @@ void config_defaults(struct wld_config *c)
 	c->wake_reasons = 1;
 	c->alarm_timeout_ms = WLD_DEFAULT_ALARM_TIMEOUT_MS;
 	c->hook_timeout_ms = WLD_DEFAULT_HOOK_TIMEOUT_MS;
+	c->ledger_records = LEDGER_DEFAULT_CAP;
+	c->claim_window_ms = LEDGER_DEFAULT_WINDOW_MS;
 	c->max_clients_per_uid = WLD_DEFAULT_MAX_CLIENTS_PER_UID;
 	strcpy(c->run_dir, WLD_DEFAULT_RUN_DIR);
 	c->log_level = LOG_L_INFO;
@@ -189,6 +192,14 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 		return parse_uint(v, 3600000u, &c->hook_timeout_ms);
 	if (KEY("alarm", "timeout_ms"))
 		return parse_uint(v, 86400000u, &c->alarm_timeout_ms);
+	if (KEY("ledger", "records")) {
+		const char *why = parse_uint(v, LEDGER_MAX_CAP, &c->ledger_records);
+		return why ? why : c->ledger_records ? NULL : "must be at least 1";
+	}
+	if (KEY("ledger", "claim_window_ms")) {
+		const char *why = parse_uint(v, 60000u, &c->claim_window_ms);
+		return why ? why : c->claim_window_ms ? NULL : "must be at least 1";
+	}
 	if (KEY("access", "group"))
 		return set_group(c->group, sizeof(c->group), v);
 	if (KEY("access", "admin_group"))

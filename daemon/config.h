@@ -31,6 +31,9 @@ struct wld_config {
 	unsigned hook_timeout_ms;    /* a hook still running then is killed */
 	/* [alarm] */
 	unsigned alarm_timeout_ms;   /* hold of a fired alarm lapses after this */
+	/* [ledger] (docs/ledger.md) */
+	unsigned ledger_records;     /* ring size; fixed at start */
+	unsigned claim_window_ms;    /* a wake is unclaimed after this */
 	/* [access] */
 	char group[64];              /* "" = root only */
 	gid_t gid;

@@ -41,6 +41,7 @@ struct daemon {
 	struct power_backend *be;
 	struct power_clock *clk;
 	struct powerloop pl;
+	struct ledger *ledger;   /* one record per suspend attempt (ledger.h) */
 	pthread_t power_thread;
 	int listen_fd, epfd, sig_fd, pid_fd;
 	int unclean_start;       /* a stale pid file: the last daemon died */

@@ -22,9 +22,12 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <stdlib.h>
 #include "../lib/wl_region.h"
+#include "ledger.h"
 #include "log.h"
 #include "powerloop.h"
+#include "wakesrc.h"
 
 /*
  * Step 3 sleeps in poll() on the loop's eventfd, without a timeout unless
@@ -63,6 +66,7 @@ int powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr,
 	pl->hdr = hdr;
 	pl->regions = regions;
 	pl->watch = -1;
+	pl->alarm_slot = pl->alarm_index = -1;
 	pl->be = be;
 	pl->clk = clk;
 	pl->params = *p;
@@ -72,8 +76,103 @@ int powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr,
 	return 0;
 }
 
+int powerloop_set_ledger(struct powerloop *pl, struct ledger *l)
+{
+	pl->ws_before = calloc(1, sizeof(*pl->ws_before));
+	pl->ws_after = calloc(1, sizeof(*pl->ws_after));
+	if (!pl->ws_before || !pl->ws_after) {
+		free(pl->ws_before);
+		free(pl->ws_after);
+		pl->ws_before = pl->ws_after = NULL;
+		return -ENOMEM;
+	}
+	pl->ledger = l;
+	return 0;
+}
+
+/*
+ * Claims: holds that became active after the attempt began (their region
+ * stamps `since`, CLOCK_MONOTONIC_COARSE; an acquire that waited on the
+ * closed phase stamped it before the resume: latency 0), read once the
+ * window is over, so that each hold counts once.  A client's stamps are
+ * its word about itself.  The daemon's own alarm holds are claimed when
+ * they are taken (alarms.c).  Lock held.
+ */
+static void claims_of(struct powerloop *pl, uint32_t i, int hold, uint64_t until)
+{
+	const struct wl_shm_slot *s = &pl->hdr->slots[i];
+	const struct wl_region *rg = pl->regions[i];
+
+	if (!rg || !s->allowed || s->state != WL_SLOT_LIVE)
+		return;
+	for (uint32_t j = hold < 0 ? 0 : (uint32_t)hold;
+	     j < (hold < 0 ? WL_MAX_HOLDS_PER_CLIENT : (uint32_t)hold + 1); j++) {
+		uint64_t since;
+
+		if (!s->holds[j].in_use || s->holds[j].owner != WL_HOLD_CLIENT)
+			continue;
+		since = __atomic_load_n(&rg->holds[j].since, __ATOMIC_RELAXED);
+		if (since >= pl->claim_from && since < until &&
+		    __atomic_load_n(&rg->holds[j].activations, __ATOMIC_RELAXED))
+			ledger_claim(pl->ledger, s->name, s->holds[j].name, since);
+	}
+}
+
+static void scan_claims(struct powerloop *pl, uint64_t until)
+{
+	for (uint32_t k = 0; k < pl->hdr->nlive; k++)
+		claims_of(pl, pl->hdr->order[k], -1, until);
+}
+
+void powerloop_ledger_forget(struct powerloop *pl, uint32_t slot, int hold)
+{
+	if (pl->ledger && ledger_window_end(pl->ledger) && slot < pl->hdr->nslots)
+		claims_of(pl, slot, hold, wl_now_mono());
+}
+
+void powerloop_ledger_poll(struct powerloop *pl, int force)
+{
+	uint64_t end, now;
+
+	if (!pl->ledger)
+		return;
+	end = ledger_window_end(pl->ledger);
+	now = wl_now_mono();
+	if (!end || (now < end && !force))
+		return;
+	wl_lock(pl->hdr);
+	scan_claims(pl, end < now ? end : now);
+	wl_unlock(pl->hdr);
+	ledger_tick(pl->ledger, now > end ? now : end);
+}
+
+/* The daemon alarm due first, as the ledger's candidate cause; lock held. */
+static int armed_alarm(struct powerloop *pl, struct ledger_alarm *la, char *client, char *name)
+{
+	const struct wl_shm_slot *s;
+	const struct wl_shm_alarm *al;
+
+	if (pl->alarm_slot < 0 || (uint32_t)pl->alarm_slot >= pl->hdr->nslots ||
+	    pl->alarm_index < 0 || pl->alarm_index >= (int)WL_MAX_ALARMS_PER_CLIENT)
+		return 0;
+	s = &pl->hdr->slots[pl->alarm_slot];
+	al = &s->alarms[pl->alarm_index];
+	if (s->state != WL_SLOT_LIVE || !al->in_use || !al->t.due)
+		return 0;
+	memcpy(client, s->name, WL_NAME_MAX);
+	memcpy(name, al->name, WL_NAME_MAX);
+	client[WL_NAME_MAX - 1] = name[WL_NAME_MAX - 1] = 0;
+	la->client = client;
+	la->name = name;
+	la->due_boot_ns = al->t.due;
+	return 1;
+}
+
 void powerloop_destroy(struct powerloop *pl)
 {
+	free(pl->ws_before);
+	free(pl->ws_after);
+	pl->ws_before = pl->ws_after = NULL;
 	pthread_mutex_destroy(&pl->plock);
 	if (pl->kick_fd >= 0)
 		close(pl->kick_fd);
@@ -308,8 +407,15 @@ static int wait_for_zero(struct powerloop *pl)
 		}
 		if (watch_one(pl))
 			continue;
+		powerloop_ledger_poll(pl, 0);
+		if (pl->ledger) {
+			uint64_t end = ledger_window_end(pl->ledger);
+
+			if (end && (!next || end < next))
+				next = end;
+		}
 		now = wl_now_mono();
-		/* Untimed unless a timed hold is pending.  See the top. */
+		/* Untimed unless a timed hold or a claim window is pending. */
 		wait_kick(pl, next > now ? next - now : next ? 1 : 0);
 		__atomic_fetch_add(&pl->wakeups, 1, __ATOMIC_RELAXED);
 	}
@@ -325,6 +431,9 @@ int powerloop_cycle(struct powerloop *pl)
 	struct wl_shm_header *hdr = pl->hdr;
 	struct power_params *p = &pl->params;
 	uint64_t m0, b0, m1, b1, asleep = 0;
+	struct ledger_alarm la;
+	char la_client[WL_NAME_MAX], la_name[WL_NAME_MAX];
+	int have_alarm = 0;
 	unsigned count;
 	int r, sr;
 
@@ -380,6 +489,12 @@ int powerloop_cycle(struct powerloop *pl)
 		return 0;
 	}
 
+	/* What the kernel says of its wakeup sources now: any event after the
+	 * read of step 1 makes step 5 refuse the count or aborts the attempt,
+	 * so this is the state the attempt starts from (docs/ledger.md). */
+	if (pl->ledger)
+		wakesrc_take(pl->be, pl->ws_before);
+
 	/* 2, 3. */
 	r = wait_for_zero(pl);
 	if (r)
@@ -426,11 +541,20 @@ int powerloop_cycle(struct powerloop *pl)
 	if (pl->be->before_suspend)
 		pl->be->before_suspend(pl->be);
 	hdr->dstats.attempts++;
+	if (pl->ledger) {
+		/* Claims of the last attempt first: this one closes its window. */
+		scan_claims(pl, wl_now_mono());
+		wakesrc_stamp(pl->ws_before, pl->clk);
+		ledger_attempt_begin(pl->ledger, pl->ws_before);
+		pl->claim_from = pl->ws_before->mono_ns;
+	}
 	m0 = pl->clk->mono_ns(pl->clk);
 	b0 = pl->clk->boot_ns(pl->clk);
 	sr = pl->be->suspend(pl->be, p->state);
 	m1 = pl->clk->mono_ns(pl->clk);
 	b1 = pl->clk->boot_ns(pl->clk);
+	if (pl->ledger)
+		ledger_attempt_returned(pl->ledger, sr, m1, b1);
 	/* Time asleep: CLOCK_BOOTTIME runs during suspend, MONOTONIC does not. */
 	if (b1 - m1 > b0 - m0)
 		asleep = (b1 - m1) - (b0 - m0);
@@ -448,9 +572,16 @@ int powerloop_cycle(struct powerloop *pl)
 		hdr->dstats.failures++;
 		count_errno(&hdr->dstats, -sr);
 	}
+	if (pl->ledger)
+		have_alarm = armed_alarm(pl, &la, la_client, la_name);
 	wl_unlock(hdr);
 	/* 4. */
 	open_phase(pl);
+	/* The cause, read outside the lock (up to 256 sources' files). */
+	if (pl->ledger) {
+		wakesrc_take(pl->be, pl->ws_after);
+		ledger_attempt_cause(pl->ledger, pl->ws_after, have_alarm ? &la : NULL);
+	}
 
 	if (sr == 0)
 		log_debug("resumed after %llu ms asleep (%s)",
@@ -471,6 +602,7 @@ int powerloop_cycle(struct powerloop *pl)
 			/* Grace period: let user space react to whatever woke us. */
 			set_dstate(pl, WL_D_GRACE);
 			pl->clk->sleep_ns(pl->clk, (uint64_t)p->min_awake_ms * 1000000u);
+			powerloop_ledger_poll(pl, 0);
 		}
 	}
 	return stopping(pl);

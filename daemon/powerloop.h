@@ -26,6 +26,8 @@ struct power_params {
 };
 
 struct wl_region;
+struct ledger;
+struct ws_snapshot;
 
 struct powerloop {
 	struct wl_shm_header *hdr;
@@ -34,6 +36,14 @@ struct powerloop {
 	const struct wl_region *const *regions;
 	int kick_fd;                    /* eventfd: re-evaluate (see powerloop.c) */
 	int watch;                      /* the watched slot, -1: none (under hdr's lock) */
+	/* The wake ledger (docs/ledger.md), NULL: none.  The snapshots are
+	 * the loop's own (16 KiB each, not on the stack). */
+	struct ledger *ledger;
+	struct ws_snapshot *ws_before, *ws_after;
+	uint64_t claim_from;            /* CLOCK_MONOTONIC: the open attempt's start */
+	/* The daemon alarm due first, for the ledger's cause (under hdr's
+	 * lock; alarms.c): slot and index, or -1. */
+	int alarm_slot, alarm_index;
 	struct power_backend *be;
 	struct power_clock *clk;
 	pthread_mutex_t plock;          /* guards pending */
@@ -60,6 +70,16 @@ int powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr,
 void powerloop_destroy(struct powerloop *pl);
 /* Any thread: the loop re-evaluates (a client went, the policy changed). */
 void powerloop_kick(struct powerloop *pl);
+/* Keep a wake ledger: one record per attempt (powerloop_init first;
+ * allocates the snapshots: -ENOMEM). */
+int powerloop_set_ledger(struct powerloop *pl, struct ledger *l);
+/* The loop thread: if the ledger's claim window has ended, record the
+ * claims (holds that became active since the attempt) and close it.
+ * Called by the loop itself; public for tests. */
+void powerloop_ledger_poll(struct powerloop *pl, int force);
+/* The main thread, lock held: a client (hold -1) or one of its holds is
+ * about to go; record its claims now, while its region is still there. */
+void powerloop_ledger_forget(struct powerloop *pl, uint32_t slot, int hold);
 /* Takes effect at the start of the next cycle (any thread). */
 void powerloop_set_params(struct powerloop *pl, const struct power_params *p);
 /* One cycle of the loop: 0 to go on, 1 when stopping, <0 on a fatal error. */

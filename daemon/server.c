@@ -5,7 +5,10 @@
  * CLI.  Runs in the main thread's epoll loop.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <stdlib.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -16,6 +19,7 @@
 #include "../lib/wl_proto.h"
 #include "../lib/wl_region.h"
 #include "daemon.h"
+#include "ledger.h"
 #include "log.h"
 
 int server_open(struct daemon *d, char *err, size_t errlen)
@@ -162,6 +166,7 @@ void server_conn_close(struct daemon *d, struct conn *c)
 
 		wl_lock(hdr);
 		log_debug("client %s (pid %d) gone, reaping", hdr->slots[c->slot].name, (int)c->pid);
+		powerloop_ledger_forget(&d->pl, (uint32_t)c->slot, -1);
 		wl_table_slot_free(hdr, (uint32_t)c->slot, wl_now_mono());
 		rg = d->regions[c->slot];
 		d->regions[c->slot] = NULL;
@@ -298,6 +303,7 @@ static void do_hold(struct daemon *d, struct conn *c, const struct wl_msg_arg *m
 	           hdr->slots[c->slot].holds[m->index].owner != WL_HOLD_CLIENT) {
 		r = -EINVAL;    /* an alarm's hold goes with its alarm */
 	} else {
+		powerloop_ledger_forget(&d->pl, (uint32_t)c->slot, (int)m->index);
 		wl_table_hold_free(hdr, (uint32_t)c->slot, m->index, wl_now_mono());
 		r = 0;
 	}
@@ -357,7 +363,60 @@ static int is_alarm_op(uint16_t op)
 
 static int is_arg_op(uint16_t op)
 {
-	return is_alarm_op(op) || op == WL_OP_HOLD_CREATE || op == WL_OP_HOLD_DESTROY;
+	return is_alarm_op(op) || op == WL_OP_HOLD_CREATE || op == WL_OP_HOLD_DESTROY ||
+	       op == WL_OP_WAKES;
+}
+
+/*
+ * The ledger's records from m->first_ms on, in their wire form in a
+ * sealed memfd (at most the ring's size: 2.4 MiB for 4096 records).
+ */
+static void do_wakes(struct daemon *d, struct conn *c, const struct wl_msg_arg *m)
+{
+	uint64_t from = m->first_ms, next, oldest;
+	struct wl_ledger_record *recs;
+	size_t max, n, i;
+	uint8_t buf[2 + WL_LEDGER_WIRE_MAX];
+	FILE *f;
+	int fd;
+
+	if (!d->ledger) {
+		server_reply(c, -EOPNOTSUPP, 0, 0, -1, "this wakelockd keeps no ledger");
+		return;
+	}
+	next = ledger_next_seq(d->ledger);
+	oldest = ledger_oldest_seq(d->ledger);
+	if (from < oldest)
+		from = oldest;
+	max = next > from ? (size_t)(next - from) : 0;
+	recs = calloc(max ? max : 1, sizeof(*recs));
+	fd = memfd_create("wakelockd-wakes", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (!recs || fd < 0) {
+		free(recs);
+		if (fd >= 0)
+			close(fd);
+		server_reply(c, -ENOMEM, 0, 0, -1, "cannot copy the ledger");
+		return;
+	}
+	n = ledger_copy(d->ledger, from, recs, max);
+	f = fdopen(dup(fd), "w");
+	for (i = 0; f && i < n; i++) {
+		size_t len = wl_ledger_encode(&recs[i], buf + 2, WL_LEDGER_WIRE_MAX);
+
+		buf[0] = (uint8_t)(len & 0xff);
+		buf[1] = (uint8_t)(len >> 8);
+		if (!len || fwrite(buf, 1, len + 2, f) != len + 2)
+			break;
+	}
+	free(recs);
+	if (!f || fclose(f) != 0 || i < n ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+		close(fd);
+		server_reply(c, -EIO, 0, 0, -1, "cannot copy the ledger");
+		return;
+	}
+	server_reply(c, 0, (uint32_t)n, oldest, fd, NULL);
+	close(fd);
 }
 
 /*
@@ -430,6 +489,10 @@ int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t 
 	}
 	if (is_alarm_op(req->op)) {
 		alarms_request(d, c, &m.alarm, fd);
+		return 0;
+	}
+	if (req->op == WL_OP_WAKES) {
+		do_wakes(d, c, &m.alarm);
 		return 0;
 	}
 	if (is_arg_op(req->op)) {

@@ -271,3 +271,14 @@ int wl_request_arg(int sock, struct wl_msg_arg *m, int send_fd, struct wl_msg_re
 	m->pad = 0;
 	return exchange(sock, m, sizeof(*m), send_fd, rep, NULL, 0);
 }
+
+int wl_request_arg_fd(int sock, struct wl_msg_arg *m, struct wl_msg_rep *rep, int *fd)
+{
+	char name[WL_NAME_MAX];
+
+	memcpy(name, m->req.name, WL_NAME_MAX);
+	name[WL_NAME_MAX - 1] = 0;
+	fill_req(&m->req, m->req.op, name);
+	m->pad = 0;
+	return exchange(sock, m, sizeof(*m), -1, rep, fd, 1);
+}

@@ -35,6 +35,11 @@ enum wl_op {
 	WL_OP_ALARM_DESTROY = 9, /* index; releases its hold */
 	WL_OP_HOLD_CREATE = 10,  /* name, index (WL_INDEX_ANY: the daemon picks); reply slot = index */
 	WL_OP_HOLD_DESTROY = 11, /* index */
+	/* The wake ledger (docs/ledger.md): records from sequence number
+	 * first_ms on.  The reply carries a sealed memfd of the records, each
+	 * a u16 length and its wire form (wl_ledger_encode); slot = their
+	 * number, client_id = the oldest sequence number still held. */
+	WL_OP_WAKES = 12,
 };
 #define WL_INDEX_ANY 0xffffffffu
 
@@ -90,6 +95,8 @@ int wl_request_fds(int sock, uint16_t op, const char *name, int send_fd,
                    struct wl_msg_rep *rep, int *fds, unsigned nfds);
 /* An alarm request (magic and ABI filled in); send_fd < 0: none. */
 int wl_request_arg(int sock, struct wl_msg_arg *m, int send_fd, struct wl_msg_rep *rep);
+/* The same receiving a descriptor (*fd, -1 if none came). */
+int wl_request_arg_fd(int sock, struct wl_msg_arg *m, struct wl_msg_rep *rep, int *fd);
 
 /* Check a received reply: magic, status 0 or -1..-WL_MAX_ERRNO (anything
  * else is -EPROTO); terminates msg.  Returns 0 or the negative status, with

@@ -27,6 +27,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include "../../daemon/daemon.h"
+#include "../../daemon/ledger.h"
 #include "../../daemon/log.h"
 #include "../../lib/wl_proto.h"
 #include "../../lib/wl_region.h"
@@ -93,6 +94,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	/* Kicked on registration and reaping; nobody reads it here. */
 	d.pl.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	CHECK(d.pl.kick_fd >= 0);
+	/* An empty ledger: WL_OP_WAKES answers from it. */
+	d.ledger = ledger_new(16, 1000);
+	CHECK(d.ledger != NULL);
 	return 0;
 }
 

@@ -336,6 +336,32 @@ static void test_hook_timeout(void **st)
 	unlink(conf_path);
 }
 
+/* [ledger] records (1 to 2^20, default 4096) and claim_window_ms (1 to
+ * 60000, default 1000); the old [paths] shm is refused with a reason. */
+static void test_ledger_settings(void **st)
+{
+	struct wld_config c;
+	char err[512] = "";
+	(void)st;
+
+	write_conf("[ledger]\n");
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_OK);
+	assert_int_equal(c.ledger_records, 4096);
+	assert_int_equal(c.claim_window_ms, 1000);
+	unlink(conf_path);
+	write_conf("[ledger]\nrecords = 16\nclaim_window_ms = 250\n");
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_OK);
+	assert_int_equal(c.ledger_records, 16);
+	assert_int_equal(c.claim_window_ms, 250);
+	unlink(conf_path);
+	expect_error("[ledger]\nrecords = 0\n", "must be at least 1");
+	expect_error("[ledger]\nrecords = 1048577\n", ":2: [ledger] records: value too large");
+	expect_error("[ledger]\nclaim_window_ms = 0\n", "must be at least 1");
+	expect_error("[ledger]\nclaim_window_ms = 60001\n", "value too large");
+	expect_error("[ledger]\nrecords = many\n", ":2: [ledger] records:");
+	expect_error("[paths]\nshm = /dev/shm/x\n", "shm is no longer used");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_policy),
 		cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_hook_timeout),
+		cmocka_unit_test(test_ledger_settings),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The wake ledger wired into the daemon (docs/ledger.md): a record per
+ * suspend attempt, claims by the clients that took a hold after it,
+ * `wakelock wakes [--summary]` and `wakelock timeline --svg`, and the
+ * [ledger] settings.  The real daemon on a fake /sys (harness.c): every
+ * "suspend" returns at once, so every record resumed after 0 ms.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "../../lib/wl_client.h"
+#include "harness.h"
+
+struct env {
+	struct hd d;
+};
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* Start the daemon with conf (NULL: none) and --min-awake-ms awake_ms. */
+static struct env *start(const char *conf, const char *awake_ms)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	const char *extra[] = { "--min-awake-ms", awake_ms, NULL, NULL, NULL };
+
+	assert_int_equal(hd_prepare(&e->d), 0);
+	if (conf) {
+		write_text(e->d.conf, conf);
+		extra[2] = "--config";
+		extra[3] = e->d.conf;
+	}
+	if (hd_start(&e->d, extra) < 0)
+		fail_msg("daemon did not start (log in %s)", e->d.log);
+	return e;
+}
+
+static int teardown(void **st)
+{
+	struct env *e = *st;
+
+	if (e) {
+		hd_cleanup(&e->d);
+		free(e);
+	}
+	return 0;
+}
+
+/* Run `wakelock ARGS` with its output in the test dir; its exit status. */
+static int cli(struct env *e, const char *args, const char *out)
+{
+	char cmd[2048];
+	int r;
+
+	snprintf(cmd, sizeof(cmd), "%s %s >%s/%s 2>%s/%s.err", hd_bin("wakelock"), args,
+	         e->d.dir, out, e->d.dir, out);
+	r = system(cmd);
+	return WIFEXITED(r) ? WEXITSTATUS(r) : -1;
+}
+
+/* Run a python3 check on a file of the test dir: 0 if it passed. */
+static int py(struct env *e, const char *file, const char *code)
+{
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd), "python3 -c '%s' %s/%s 2>>%s/py.err", code, e->d.dir, file, e->d.dir);
+	return system(cmd);
+}
+
+static uint64_t attempts(struct env *e)
+{
+	return hd_snap(&e->d)->dstats.attempts;
+}
+
+struct above { struct env *e; uint64_t n; };
+
+static int attempts_above(void *arg)
+{
+	struct above *a = arg;
+
+	return attempts(a->e) > a->n;
+}
+
+/*
+ * One record per attempt, numbered from 1, each resumed (the fake kernel
+ * suspends at once); the table, the JSON, the summary and the SVG agree.
+ */
+static void test_records_and_outputs(void **st)
+{
+	struct env *e = start(NULL, "20");
+	struct above a = { e, 5 };
+
+	*st = e;
+	assert_true(hd_wait_for(attempts_above, &a, 5000));
+	assert_int_equal(cli(e, "--json wakes", "w.json"), 0);
+	assert_int_equal(py(e, "w.json",
+	        "import json,sys\n"
+	        "d = json.load(open(sys.argv[1]))\n"
+	        "assert len(d) >= 5, d\n"
+	        "assert [r[\"seq\"] for r in d] == list(range(1, len(d) + 1)), d\n"
+	        "assert all(r[\"outcome\"] == \"resumed\" for r in d), d\n"
+	        "assert all(r[\"cause\"] == \"unknown\" for r in d), d\n"), 0);
+	assert_int_equal(cli(e, "wakes", "w.txt"), 0);
+	assert_int_equal(py(e, "w.txt",
+	        "import sys\n"
+	        "l = open(sys.argv[1]).read().splitlines()\n"
+	        "assert l[0].split()[0] == \"SEQ\" and len(l) >= 6, l\n"), 0);
+	assert_int_equal(cli(e, "--json wakes --summary", "s.json"), 0);
+	assert_int_equal(py(e, "s.json",
+	        "import json,sys\n"
+	        "s = json.load(open(sys.argv[1]))\n"
+	        "assert s[\"records\"] >= 5, s\n"), 0);
+	{
+		char args[512];
+
+		snprintf(args, sizeof(args), "timeline --svg %s/t.svg", e->d.dir);
+		assert_int_equal(cli(e, args, "t.out"), 0);
+	}
+	assert_int_equal(py(e, "t.svg",
+	        "import sys, xml.dom.minidom as m\n"
+	        "d = m.parse(sys.argv[1])\n"
+	        "assert d.documentElement.tagName == \"svg\"\n"), 0);
+	/* Bad use: a clear error, nothing written. */
+	assert_int_equal(cli(e, "wakes --bogus", "b.out"), 2);
+	assert_int_equal(cli(e, "timeline", "b.out"), 2);
+	assert_int_equal(cli(e, "timeline --svg /nonexistent/dir/t.svg", "b.out"), 1);
+	assert_int_equal(access("/nonexistent/dir/t.svg.tmp", F_OK), -1);
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+/* [ledger] records = 2: the ring keeps the newest two. */
+static void test_ring_size_from_config(void **st)
+{
+	struct env *e = start("[ledger]\nrecords = 2\n", "20");
+	struct above a = { e, 5 };
+
+	*st = e;
+	assert_true(hd_wait_for(attempts_above, &a, 5000));
+	assert_int_equal(cli(e, "--json wakes", "w.json"), 0);
+	assert_int_equal(py(e, "w.json",
+	        "import json,sys\n"
+	        "d = json.load(open(sys.argv[1]))\n"
+	        "assert len(d) == 2 and d[0][\"seq\"] + 1 == d[1][\"seq\"] and d[0][\"seq\"] > 1, d\n"),
+	        0);
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+struct record_seen { struct env *e; const char *want; };
+
+static int record_claimed(void *arg)
+{
+	struct record_seen *s = arg;
+
+	if (cli(s->e, "--json wakes", "c.json") != 0)
+		return 0;
+	return py(s->e, "c.json", s->want) == 0;
+}
+
+/*
+ * A client that takes a hold right after a resume claims that wake: the
+ * record names it and its hold, with a latency within the window.  The
+ * client exits at once after: its claim is kept (taken when it is reaped).
+ * A wake nobody claims within the window is "unclaimed".
+ */
+static void test_claims(void **st)
+{
+	struct env *e = start("[ledger]\nclaim_window_ms = 300\n", "100");
+	struct record_seen s = { e,
+		"import json,sys\n"
+		"d = json.load(open(sys.argv[1]))\n"
+		"c = [r for r in d if r[\"claim\"] == \"claimed\"]\n"
+		"assert c, d\n"
+		"k = c[0][\"claims\"][0]\n"
+		"assert k[\"client\"] == \"claimer\" and k[\"hold\"] == \"run\", k\n"
+		"assert 0 <= k[\"latency_us\"] < 300000, k\n"
+		"assert any(r[\"claim\"] == \"unclaimed\" for r in d), d\n" };
+	struct above a = { e, 2 };
+	char cmd[1024];
+
+	*st = e;
+	assert_true(hd_wait_for(attempts_above, &a, 5000));
+	/* Right after an attempt (the daemon then stays awake 100 ms). */
+	a.n = attempts(e);
+	assert_true(hd_wait_for(attempts_above, &a, 5000));
+	snprintf(cmd, sizeof(cmd), "%s run --name claimer -- true", hd_bin("wakelock"));
+	assert_int_equal(system(cmd), 0);
+	assert_true(hd_wait_for(record_claimed, &s, 5000));
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_records_and_outputs, teardown),
+		cmocka_unit_test_teardown(test_ring_size_from_config, teardown),
+		cmocka_unit_test_teardown(test_claims, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
