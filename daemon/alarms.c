@@ -138,14 +138,14 @@ void alarms_rearm(struct daemon *d)
 		log_error("arming the alarm timer: %s", strerror(errno));
 }
 
-/* Fire one due alarm (lock held): hold first, then tell the client. */
+/* Fire one due alarm (lock held): the hold and the count; the client is
+ * told by signal() once every alarm of this expiry has fired. */
 static void fire(struct daemon *d, uint32_t slot, uint32_t j, uint64_t boot, uint64_t mono)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
 	struct wl_shm_slot *s = &hdr->slots[slot];
 	struct wl_shm_alarm *al = &s->alarms[j];
-	uint64_t late = alarm_sched_fire(&al->t, boot), one = 1;
-	int ci = d->slot_conn[slot];
+	uint64_t late = alarm_sched_fire(&al->t, boot);
 
 	/*
 	 * A fresh hold only for a client that finished its earlier fires:
@@ -167,13 +167,20 @@ static void fire(struct daemon *d, uint32_t slot, uint32_t j, uint64_t boot, uin
 	s->alarm_late_ns += late;
 	if (late > s->alarm_late_max_ns)
 		s->alarm_late_max_ns = late;
-	/* Non-blocking eventfd: cannot stall this thread; its counter would
-	 * need 2^64 fires to saturate. */
-	if (ci >= 0 && d->conns[ci].alarm_efd[j] >= 0 &&
-	    write(d->conns[ci].alarm_efd[j], &one, sizeof(one)) < 0)
-		log_debug("alarm %s of %s: eventfd: %s", al->name, s->name, strerror(errno));
 	log_debug("alarm %s of %s fired %llu ms late", al->name, s->name,
 	          (unsigned long long)(late / 1000000u));
+}
+
+/* Tell the client that alarm j of slot fired.  Non-blocking eventfd:
+ * cannot stall this thread; its counter would need 2^64 fires to saturate. */
+static void signal_fire(struct daemon *d, uint32_t slot, uint32_t j)
+{
+	int ci = d->slot_conn[slot];
+	uint64_t one = 1;
+
+	if (ci >= 0 && d->conns[ci].alarm_efd[j] >= 0 &&
+	    write(d->conns[ci].alarm_efd[j], &one, sizeof(one)) < 0)
+		log_debug("alarm %u of slot %u: eventfd: %s", j, slot, strerror(errno));
 }
 
 void alarms_timer_event(struct daemon *d)
@@ -188,6 +195,9 @@ void alarms_timer_event(struct daemon *d)
 	wl_lock(hdr);
 	boot = boot_now();
 	mono = wl_now_mono();
+	/* Every due alarm first, then the signals: a client woken by one of
+	 * them (it reads fired_seq without our lock) sees all the fires of
+	 * this expiry, its other alarms' included. */
 	for (uint32_t k = 0; k < hdr->nlive; k++) {
 		uint32_t i = hdr->order[k];
 		struct wl_shm_slot *s = &hdr->slots[i];
@@ -195,7 +205,19 @@ void alarms_timer_event(struct daemon *d)
 		for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++) {
 			if (s->alarms[j].in_use && alarm_sched_due(&s->alarms[j].t, boot)) {
 				fire(d, i, j, boot, mono);
+				s->alarms[j].signal = 1;
 				fired++;
+			}
+		}
+	}
+	for (uint32_t k = 0; fired && k < hdr->nlive; k++) {
+		uint32_t i = hdr->order[k];
+		struct wl_shm_slot *s = &hdr->slots[i];
+
+		for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++) {
+			if (s->alarms[j].signal) {
+				s->alarms[j].signal = 0;
+				signal_fire(d, i, j);
 			}
 		}
 	}

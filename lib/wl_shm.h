@@ -113,6 +113,8 @@ struct wl_shm_alarm {
 	uint64_t fired_seq;     /* expiries so far */
 	uint64_t done_seq;      /* by the client: expiries whose work is done */
 	uint64_t last_fired;    /* CLOCK_BOOTTIME ns of the last one, 0 = never */
+	uint32_t signal;        /* the daemon's: fired, client not told yet */
+	uint32_t pad;
 };
 
 struct wl_shm_slot {
