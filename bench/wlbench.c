@@ -11,9 +11,11 @@
  *
  *   wlbench hold PROCS SECONDS BATCH     wl_hold_acquire + wl_hold_release
  *                                        of an untimed hold, PROCS processes
- *                                        contending (one client and hold
- *                                        each), per-pair ns per batch; a
- *                                        keeper hold keeps the counter > 0
+ *                                        at once (one client and hold each:
+ *                                        each pair takes its client from 0
+ *                                        to 1 hold and back), per-pair ns
+ *                                        per batch; another client's keeper
+ *                                        hold keeps the daemon waiting
  *   wlbench scale CLIENTS SECONDS        CLIENTS clients x
  *                                        WL_MAX_HOLDS_PER_CLIENT holds, all
  *                                        but the last held; acquire+release
@@ -237,8 +239,9 @@ static int cmd_hold(int procs, double seconds, int batch)
 
 	if (map == MAP_FAILED)
 		die("mmap", 0);
-	/* A keeper hold: the counter never reaches zero, so the daemon stays
-	 * parked (a real system with a busy user) and no release wakes it. */
+	/* A keeper hold, another client's: the daemon stays parked, watching
+	 * the keeper (a real system with a busy user), and the measured
+	 * clients' releases, unwatched, make no system call. */
 	if ((r = wl_client_open(NULL, "bench-keeper", &kc)) < 0 ||
 	    (r = wl_hold_create(kc, "keep", &kh)) < 0 || (r = wl_hold_acquire(kh)) < 0)
 		die("keeper", r);
