@@ -9,7 +9,7 @@
 USERSPACE_DEBS := libinih-dev libcmocka-dev scdoc pkg-config clang-14 libclang-rt-14-dev systemd
 US_COMMA := ,
 
-US_VERSION := 1.1.0
+US_VERSION := 1.2.0
 US_SOVER := 1
 US_CC ?= cc
 PREFIX ?= /usr/local
@@ -22,15 +22,15 @@ US_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation
 US_LDLIBS := -pthread
 
 US_LIB_SRC := $(sort $(wildcard lib/*.c))
-# The public library: everything but helpers used only by the daemon/CLI
-# (lib/ledger_rec.c: the wake ledger's record, docs/ledger.md).
-US_PUBLIC_SRC := $(filter-out lib/json.c lib/ledger_rec.c,$(US_LIB_SRC))
+# The public library: all of lib/ (the version script exports the API
+# only); the wake ledger's record code serves resume notifications.
+US_PUBLIC_SRC := $(US_LIB_SRC)
 US_DCORE_SRC := $(filter-out daemon/main.c,$(sort $(wildcard daemon/*.c)))
 US_CLI_SRC := $(sort $(wildcard cli/*.c))
 US_TEST_COMMON := tests/unit/harness.c tests/unit/fake_power.c
 US_TESTS := $(patsubst tests/unit/%.c,%,$(sort $(wildcard tests/unit/test_*.c)))
 # Tests that exercise the IPC between processes/threads: also run under TSan.
-US_TSAN_TESTS := test_ipc test_powerloop test_alarm test_hooks test_ledger test_hostile
+US_TSAN_TESTS := test_ipc test_powerloop test_alarm test_hooks test_ledger test_hostile test_wakes
 
 US_MAN := build/man/libwakelock.3 build/man/wakelockd.8 build/man/wakelock.1 build/man/wakelockd.conf.5
 
@@ -80,6 +80,9 @@ build/$(1)/example-hold: tests/unit/example_hold.c build/$(1)/libwakelock.so
 build/$(1)/example-alarm: tests/unit/example_alarm.c build/$(1)/libwakelock.so
 	$$(US_CC) $$(US_CFLAGS) $(2) -o $$@ $$< -Lbuild/$(1) -lwakelock -Wl,-rpath,'$$$$ORIGIN'
 
+build/$(1)/example-resume: tests/unit/example_resume.c build/$(1)/libwakelock.so
+	$$(US_CC) $$(US_CFLAGS) $(2) -o $$@ $$< -Lbuild/$(1) -lwakelock -Wl,-rpath,'$$$$ORIGIN'
+
 -include $$(shell find build/$(1)/obj -name '*.d' 2>/dev/null)
 endef
 
@@ -117,7 +120,7 @@ build/guest/tests/wl-guest-alarm: build/guest/obj/tests/unit/wl_guest_alarm.o bu
 
 # --- unit tests -----------------------------------------------------------
 US_RUN := tests/unit/run.sh
-US_EXAMPLES := example-hold example-alarm
+US_EXAMPLES := example-hold example-alarm example-resume
 check-unit: $(addprefix build/host/tests/,$(US_TESTS)) $(addprefix build/asan/tests/,$(US_TESTS)) \
 	    $(addprefix build/tsan/tests/,$(US_TSAN_TESTS)) \
 	    $(foreach v,host asan tsan,$(addprefix build/$(v)/,$(US_EXAMPLES)))

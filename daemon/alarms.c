@@ -229,28 +229,6 @@ void alarms_timer_event(struct daemon *d)
 	wl_unlock(hdr);
 }
 
-/*
- * The eventfd a client passes must be one: the daemon writes 8 bytes to
- * it from its main thread and must neither block nor write into a file.
- * Where /proc is missing the check is skipped; O_NONBLOCK still holds.
- */
-static int check_eventfd(int fd)
-{
-	char path[64], link[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n >= 0) {
-		link[n] = 0;
-		if (strcmp(link, "anon_inode:[eventfd]"))
-			return -EINVAL;
-	}
-	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
-}
-
 static void do_create(struct daemon *d, struct conn *c, const char *name, int fd)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
@@ -263,7 +241,7 @@ static void do_create(struct daemon *d, struct conn *c, const char *name, int fd
 		server_reply(c, -EINVAL, 0, 0, -1, "invalid alarm name");
 		goto out;
 	}
-	if (fd < 0 || check_eventfd(fd) < 0) {
+	if (fd < 0 || server_check_eventfd(fd) < 0) {
 		/* No descriptor at all may also mean the daemon ran out of
 		 * them (the kernel then drops it): say both. */
 		server_reply(c, -EINVAL, 0, 0, -1, fd < 0 ?

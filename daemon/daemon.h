@@ -70,6 +70,9 @@ void server_reply(struct conn *c, int status, uint32_t slot, uint64_t id, int fd
 void server_reply_fds(struct conn *c, int status, uint32_t slot, uint64_t id, const int *fds,
                       unsigned nfds, const char *msg);
 int daemon_reload(struct daemon *d);   /* main.c */
+/* An eventfd a client passed, made non-blocking: 0, or -EINVAL if it is
+ * something else (checked through /proc where there is one). */
+int server_check_eventfd(int fd);
 
 /* alarms.c: wake alarms, in the main thread. */
 int alarms_open(struct daemon *d, char *err, size_t errlen);

@@ -67,6 +67,8 @@ int powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr,
 	pl->regions = regions;
 	pl->watch = -1;
 	pl->alarm_slot = pl->alarm_index = -1;
+	for (unsigned i = 0; i < WL_MAX_CLIENTS; i++)
+		pl->resume_efd[i] = -1;
 	pl->be = be;
 	pl->clk = clk;
 	pl->params = *p;
@@ -144,6 +146,27 @@ void powerloop_ledger_poll(struct powerloop *pl, int force)
 	scan_claims(pl, end < now ? end : now);
 	wl_unlock(pl->hdr);
 	ledger_tick(pl->ledger, now > end ? now : end);
+}
+
+/*
+ * Resume notifications: the attempt is recorded; every subscriber's
+ * eventfd is written (non-blocking: a full counter already says
+ * "readable") and the client fetches the record (wl_resume_read).
+ */
+static void notify_resume(struct powerloop *pl)
+{
+	struct wl_shm_header *hdr = pl->hdr;
+	uint64_t one = 1;
+
+	wl_lock(hdr);
+	for (uint32_t k = 0; k < hdr->nlive; k++) {
+		int fd = pl->resume_efd[hdr->order[k]];
+
+		if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
+			/* EAGAIN: it is readable already */
+		}
+	}
+	wl_unlock(hdr);
 }
 
 /* The daemon alarm due first, as the ledger's candidate cause; lock held. */
@@ -581,6 +604,7 @@ int powerloop_cycle(struct powerloop *pl)
 	if (pl->ledger) {
 		wakesrc_take(pl->be, pl->ws_after);
 		ledger_attempt_cause(pl->ledger, pl->ws_after, have_alarm ? &la : NULL);
+		notify_resume(pl);
 	}
 
 	if (sr == 0)

@@ -44,6 +44,9 @@ struct powerloop {
 	/* The daemon alarm due first, for the ledger's cause (under hdr's
 	 * lock; alarms.c): slot and index, or -1. */
 	int alarm_slot, alarm_index;
+	/* Resume notifications: each client's eventfd, -1 = not subscribed
+	 * (under hdr's lock; server.c sets and closes them). */
+	int resume_efd[WL_MAX_CLIENTS];
 	struct power_backend *be;
 	struct power_clock *clk;
 	pthread_mutex_t plock;          /* guards pending */

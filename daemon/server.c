@@ -101,6 +101,28 @@ static unsigned conns_of_uid(struct daemon *d, uid_t uid)
 	return n;
 }
 
+/*
+ * The eventfd a client passes must be one: the daemon writes 8 bytes to
+ * it from its main thread and must neither block nor write into a file.
+ * Where /proc is missing the check is skipped; O_NONBLOCK still holds.
+ */
+int server_check_eventfd(int fd)
+{
+	char path[64], link[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n >= 0) {
+		link[n] = 0;
+		if (strcmp(link, "anon_inode:[eventfd]"))
+			return -EINVAL;
+	}
+	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
 static void do_accept(struct daemon *d)
 {
 	for (;;) {
@@ -170,6 +192,9 @@ void server_conn_close(struct daemon *d, struct conn *c)
 		wl_table_slot_free(hdr, (uint32_t)c->slot, wl_now_mono());
 		rg = d->regions[c->slot];
 		d->regions[c->slot] = NULL;
+		if (d->pl.resume_efd[c->slot] >= 0)
+			close(d->pl.resume_efd[c->slot]);
+		d->pl.resume_efd[c->slot] = -1;
 		/* Its alarms left with the slot: no wake-up for them. */
 		alarms_rearm(d);
 		wl_unlock(hdr);
@@ -364,7 +389,28 @@ static int is_alarm_op(uint16_t op)
 static int is_arg_op(uint16_t op)
 {
 	return is_alarm_op(op) || op == WL_OP_HOLD_CREATE || op == WL_OP_HOLD_DESTROY ||
-	       op == WL_OP_WAKES;
+	       op == WL_OP_WAKES || op == WL_OP_RESUME_SUBSCRIBE;
+}
+
+/* Resume notifications: the client's eventfd, written after each attempt
+ * by the power thread (powerloop.c, notify_resume). */
+static void do_resume_subscribe(struct daemon *d, struct conn *c, int fd)
+{
+	if (c->slot < 0 || !d->ledger || fd < 0 || server_check_eventfd(fd) < 0) {
+		server_reply(c, c->slot < 0 || fd < 0 || d->ledger ? -EINVAL : -EOPNOTSUPP, 0, 0, -1,
+		             c->slot < 0 ? "resume notifications belong to a registered client" :
+		             !d->ledger ? "this wakelockd keeps no ledger" :
+		             "resume notifications need an eventfd");
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	wl_lock(d->seg.hdr);
+	if (d->pl.resume_efd[c->slot] >= 0)
+		close(d->pl.resume_efd[c->slot]);
+	d->pl.resume_efd[c->slot] = fd;
+	wl_unlock(d->seg.hdr);
+	server_reply(c, 0, 0, 0, -1, NULL);
 }
 
 /*
@@ -386,6 +432,8 @@ static void do_wakes(struct daemon *d, struct conn *c, const struct wl_msg_arg *
 	}
 	next = ledger_next_seq(d->ledger);
 	oldest = ledger_oldest_seq(d->ledger);
+	if (m->index && next > m->index)
+		from = next - m->index;
 	if (from < oldest)
 		from = oldest;
 	max = next > from ? (size_t)(next - from) : 0;
@@ -444,7 +492,8 @@ int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t 
 	/* A descriptor is accepted with a registration (the region) and an
 	 * alarm's creation (its eventfd) only. */
 	if (fd >= 0 && !(len == sizeof(m.req) && req->op == WL_OP_REGISTER) &&
-	    !(len == sizeof(m.alarm) && req->op == WL_OP_ALARM_CREATE)) {
+	    !(len == sizeof(m.alarm) && (req->op == WL_OP_ALARM_CREATE ||
+	                                 req->op == WL_OP_RESUME_SUBSCRIBE))) {
 		close(fd);
 		fd = -1;
 	}
@@ -493,6 +542,10 @@ int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t 
 	}
 	if (req->op == WL_OP_WAKES) {
 		do_wakes(d, c, &m.alarm);
+		return 0;
+	}
+	if (req->op == WL_OP_RESUME_SUBSCRIBE) {
+		do_resume_subscribe(d, c, fd);
 		return 0;
 	}
 	if (is_arg_op(req->op)) {

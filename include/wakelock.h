@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define WL_VERSION_MAJOR 1
-#define WL_VERSION_MINOR 1
+#define WL_VERSION_MINOR 2
 
 /* Longest client or hold name, including the terminating NUL. */
 #define WL_NAME_MAX 32
@@ -84,17 +84,22 @@ void wl_hold_destroy(wl_hold *h);
  * depth is above zero OR a timeout set by wl_hold_acquire_timeout() has
  * not passed.  A timed acquisition does not add to the depth: it sets the
  * expiry to the later of the current one and now + timeout_ms, and it
- * lapses on its own (the daemon expires it even if the process sleeps).
+ * lapses on its own (even if the process sleeps or is stopped).
  * wl_hold_release() removes one untimed level; on a hold whose depth is
  * already zero it cancels a pending timeout instead.
  *
- * No system call is made unless the lock is contended, the system-wide
- * count drops to zero while the daemon waits, or a timeout earlier than
- * every other one is set (then the daemon is woken to re-arm its timer).
+ * An untimed acquire or release makes no system call and takes no lock:
+ * it updates the client's own shared region and reads one word of the
+ * daemon's.  The exceptions: a release that ends the client's last hold
+ * while the daemon waits for exactly that writes the daemon's eventfd,
+ * and an acquire made while the daemon is entering suspend waits until
+ * the attempt is over (so a successful acquire means the system is
+ * awake).  Timed acquisitions and their cancellation also read
+ * CLOCK_MONOTONIC and take a mutex private to the client.
  *
  * Errors: -EINVAL (release of a hold that is not held), -EOVERFLOW
- * (depth would exceed 2^31), -ENOTCONN (daemon gone), -ESTALE (the daemon
- * no longer knows this client: it restarted or removed it).
+ * (depth would exceed 2^31), -ENOTCONN (the daemon is gone and no
+ * successor took the client back within 10 s).
  * A client denied by policy still succeeds: its holds are recorded and
  * counted in statistics but do not keep the system awake.
  */
@@ -185,6 +190,33 @@ int wl_alarm_fd(const wl_alarm *a);
 int wl_alarm_wait(wl_alarm *a, int timeout_ms);
 int wl_alarm_done(wl_alarm *a);
 void wl_alarm_destroy(wl_alarm *a);
+
+/*
+ * Resume notifications (since 1.2): after each suspend attempt, whether
+ * the system slept, for how long, and what woke it.
+ *
+ * wl_resume_fd(): an eventfd that becomes readable after each attempt,
+ *   for poll/epoll; the first call subscribes (one request to the
+ *   daemon), later ones return the same fd.  Do not read it: call
+ *   wl_resume_read().  Errors: -ENOTCONN, -ENOMEM, -EOPNOTSUPP (the
+ *   daemon keeps no ledger).
+ * wl_resume_read(): the latest attempt, if one ended since the last call:
+ *   returns 1 and fills *out, 0 if none ended since, or a negative errno.
+ *   Attempts that ended in between are counted in out->missed, not
+ *   reported one by one (`wakelock wakes` has them all).
+ */
+#define WL_CAUSE_MAX 64
+struct wl_resume {
+	uint64_t seq;           /* the attempt's number in the daemon's ledger */
+	int slept;              /* 1: suspended and resumed; 0: did not sleep */
+	int error;              /* 0, EBUSY (aborted by a wakeup event) or the errno */
+	uint64_t asleep_ms;     /* time asleep (CLOCK_BOOTTIME) */
+	uint32_t missed;        /* attempts since the previous read not reported */
+	/* "alarm CLIENT/NAME", "source NAME", "irq N" or "unknown" */
+	char cause[WL_CAUSE_MAX];
+};
+int wl_resume_fd(wl_client *c);
+int wl_resume_read(wl_client *c, struct wl_resume *out);
 
 /* A sentence for a value returned by this library (negative or positive
  * errno).  Never NULL; the string is static. */

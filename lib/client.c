@@ -85,7 +85,7 @@ int wl_client_open(const char *socket_path, const char *name, wl_client **out)
 		return -ENOMEM;
 	}
 	memcpy(c->name, name, strlen(name) + 1);
-	c->sock = c->kick_fd = c->region_fd = c->pubs->seg.fd = -1;
+	c->sock = c->kick_fd = c->region_fd = c->pubs->seg.fd = c->resume_fd = -1;
 	r = wl_region_create(&c->region, &c->region_fd);
 	if (r < 0) {
 		wl_set_error("cannot create the client's shared region: %s", wl_strerror(r));
@@ -233,6 +233,8 @@ void wl_client_close(wl_client *c)
 	pthread_mutex_destroy(&c->sock_lock);
 	/* The daemon drops the region when the socket closes. */
 	close(c->sock);
+	if (c->resume_fd >= 0)
+		close(c->resume_fd);
 	close(c->kick_fd);
 	munmap(c->region, sizeof(*c->region));
 	close(c->region_fd);

@@ -101,6 +101,9 @@ static int reregister(wl_client *c)
 	pthread_mutex_unlock(&c->holds_lock);
 	for (unsigned i = 0; i < n; i++)
 		wl_client_hold_request(c, WL_OP_HOLD_CREATE, names[i].name, (int)names[i].index);
+	/* Resume notifications go on, from the new daemon's ledger. */
+	wl_client_resubscribe(c);
+	c->resume_seen = 0;
 	return 0;
 }
 

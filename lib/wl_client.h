@@ -37,6 +37,8 @@ struct wl_client {
 	pthread_mutex_t timed_lock;
 	/* One request and its reply at a time on sock. */
 	pthread_mutex_t sock_lock;
+	int resume_fd;               /* resume notifications, -1 = none (sock_lock) */
+	uint64_t resume_seen;        /* the last attempt wl_resume_read reported */
 	char name[WL_NAME_MAX];
 	char *sock_path;             /* as given to wl_client_open, or NULL */
 	pthread_t watcher;
@@ -76,6 +78,9 @@ void wl_client_kick(wl_client *c);
 void wl_client_timed_changed(wl_client *c, uint64_t now);
 /* The acquire saw the daemon's phase CLOSED: wait until it opens. */
 void wl_client_wait_open(wl_client *c);
+
+/* resume.c: subscribe again (a new daemon), if subscribed. */
+int wl_client_resubscribe(wl_client *c);
 
 /* watch.c: a thread per client that notices the daemon's hang-up and
  * registers the client and its holds with its successor. */

@@ -140,4 +140,8 @@ size_t wl_ledger_encode(const struct wl_ledger_record *r, uint8_t *buf, size_t l
 /* Bytes consumed, or -EBADMSG on a malformed or truncated record. */
 int wl_ledger_decode(const uint8_t *buf, size_t len, struct wl_ledger_record *r);
 
+/* ledger_fetch.c: the records on a connected socket (WL_OP_WAKES), all
+ * or the newest `newest` (> 0), decoded and checked; *out is malloc'ed. */
+int wl_ledger_fetch(int sock, unsigned newest, struct wl_ledger_record **out, size_t *n);
+
 #endif

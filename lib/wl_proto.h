@@ -36,10 +36,14 @@ enum wl_op {
 	WL_OP_HOLD_CREATE = 10,  /* name, index (WL_INDEX_ANY: the daemon picks); reply slot = index */
 	WL_OP_HOLD_DESTROY = 11, /* index */
 	/* The wake ledger (docs/ledger.md): records from sequence number
-	 * first_ms on.  The reply carries a sealed memfd of the records, each
-	 * a u16 length and its wire form (wl_ledger_encode); slot = their
-	 * number, client_id = the oldest sequence number still held. */
+	 * first_ms on, or, with index > 0, the newest index records.  The
+	 * reply carries a sealed memfd of the records, each a u16 length and
+	 * its wire form (wl_ledger_encode); slot = their number, client_id =
+	 * the oldest sequence number still held. */
 	WL_OP_WAKES = 12,
+	/* Resume notifications: carries the client's eventfd, written after
+	 * each suspend attempt (wl_resume_fd). */
+	WL_OP_RESUME_SUBSCRIBE = 13,
 };
 #define WL_INDEX_ANY 0xffffffffu
 

@@ -7,6 +7,7 @@
  * "suspend" returns at once, so every record resumed after 0 ms.
  */
 #include <errno.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -203,12 +204,62 @@ static void test_claims(void **st)
 	assert_int_equal(hd_stop(&e->d), 0);
 }
 
+/*
+ * Resume notifications: the fd becomes readable after each attempt and
+ * wl_resume_read() reports the latest one once, counting the ones it
+ * skipped; misuse gets EINVAL.  The example program prints them.
+ */
+static void test_resume_notifications(void **st)
+{
+	struct env *e = start(NULL, "50");
+	struct wl_resume res;
+	struct pollfd p;
+	wl_client *c;
+	uint64_t first;
+	char cmd[1024];
+	int fd;
+
+	*st = e;
+	assert_int_equal(wl_client_open(NULL, "watcher", &c), 0);
+	assert_int_equal(wl_resume_read(c, &res), -EINVAL);    /* not subscribed */
+	assert_int_equal(wl_resume_fd(NULL), -EINVAL);
+	fd = wl_resume_fd(c);
+	assert_true(fd >= 0);
+	assert_int_equal(wl_resume_fd(c), fd);                 /* the same one */
+	assert_int_equal(wl_resume_read(NULL, &res), -EINVAL);
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(wl_resume_read(c, &res), 1);
+	assert_int_equal(res.slept, 1);
+	assert_int_equal(res.error, 0);
+	assert_string_equal(res.cause, "unknown");
+	first = res.seq;
+	assert_int_equal(wl_resume_read(c, &res), 0);          /* nothing new */
+	hd_sleep_ms(400);                                      /* several attempts */
+	assert_int_equal(poll(&p, 1, 5000), 1);
+	assert_int_equal(wl_resume_read(c, &res), 1);
+	assert_true(res.seq > first + 1);
+	assert_int_equal(res.missed, res.seq - first - 1);
+	wl_client_close(c);
+	snprintf(cmd, sizeof(cmd), "timeout 20 %s resume-example 3 >%s/ex.out",
+	         hd_bin("example-resume"), e->d.dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(py(e, "ex.out",
+	        "import sys,re\n"
+	        "l = open(sys.argv[1]).read().splitlines()\n"
+	        "assert len(l) == 3, l\n"
+	        "assert all(re.match(r\"attempt [0-9]+: slept, 0 ms asleep, woken by unknown\", x) for x in l), l\n"),
+	        0);
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_records_and_outputs, teardown),
 		cmocka_unit_test_teardown(test_ring_size_from_config, teardown),
 		cmocka_unit_test_teardown(test_claims, teardown),
+		cmocka_unit_test_teardown(test_resume_notifications, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
