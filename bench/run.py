@@ -190,7 +190,11 @@ def host_phase(res, args):
     log = open(f'{tmp}/daemon.log', 'w')
     # --min-awake-ms 5: on a fake /sys a "suspend" returns at once; without
     # a pause the daemon would spin when nothing is held.
+    # 1000 clients of one user for the scale figures.
+    with open(f'{tmp}/bench.conf', 'w') as f:
+        f.write('[access]\nmax_clients_per_uid = 1024\n')
     daemon = subprocess.Popen([os.path.join(bindir, 'wakelockd'), '--foreground', '--root', tmp,
+                               '--config', f'{tmp}/bench.conf',
                                '--run-dir', f'{tmp}/run',
                                '--min-awake-ms', '5', '--log-level', 'warn'],
                               env=denv, stderr=log)

@@ -425,7 +425,9 @@ static int cmd_scale(int want, double seconds)
 	 * socket hang-up, and may reap while the closes are still going on). */
 	t0 = now_ns();
 	for (int i = 0; i < n; i++) {
-		/* Let the daemon reap: do not release in the library first. */
+		/* Let the daemon reap: do not release in the library first.
+		 * The client's watcher would register it again: stop it. */
+		wl_watch_stop(cl[i]);
 		close(cl[i]->sock);
 		cl[i]->sock = -1;
 	}

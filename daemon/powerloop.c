@@ -430,15 +430,12 @@ static int wait_for_zero(struct powerloop *pl)
 		}
 		if (watch_one(pl))
 			continue;
+		/* A claim window that ended is closed here, when the CLI asks
+		 * (server.c) or at the next attempt: never by a timed wake-up,
+		 * so a system held awake costs the daemon nothing. */
 		powerloop_ledger_poll(pl, 0);
-		if (pl->ledger) {
-			uint64_t end = ledger_window_end(pl->ledger);
-
-			if (end && (!next || end < next))
-				next = end;
-		}
 		now = wl_now_mono();
-		/* Untimed unless a timed hold or a claim window is pending. */
+		/* Untimed unless a timed hold is pending.  See the top. */
 		wait_kick(pl, next > now ? next - now : next ? 1 : 0);
 		__atomic_fetch_add(&pl->wakeups, 1, __ATOMIC_RELAXED);
 	}

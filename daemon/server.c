@@ -430,6 +430,9 @@ static void do_wakes(struct daemon *d, struct conn *c, const struct wl_msg_arg *
 		server_reply(c, -EOPNOTSUPP, 0, 0, -1, "this wakelockd keeps no ledger");
 		return;
 	}
+	/* Close a claim window that has ended (the loop does not wake for
+	 * it), so that the reader sees the verdict. */
+	powerloop_ledger_poll(&d->pl, 0);
 	next = ledger_next_seq(d->ledger);
 	oldest = ledger_oldest_seq(d->ledger);
 	if (m->index && next > m->index)

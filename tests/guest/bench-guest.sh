@@ -23,7 +23,9 @@ modem_open
 # A kernel wake lock keeps the daemon's wakeup_count read blocked while the
 # hold benchmarks run: nothing suspends under them.
 echo bench-keep >/sys/power/wake_lock
-start_daemon --state freeze --min-awake-ms 0 --log-level warn
+# 1000 clients of one user (root) for the scale figures.
+printf '[access]\nmax_clients_per_uid = 1024\n' >/tmp/bench.conf
+start_daemon --config /tmp/bench.conf --state freeze --min-awake-ms 0 --log-level warn
 export WLBENCH_DAEMON_PID=$daemon
 
 msg "hold cost, 1/2/8/64 processes"
