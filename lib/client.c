@@ -190,7 +190,7 @@ void wl_client_timed_changed(wl_client *c, uint64_t now)
 			until = dl;
 	}
 	__atomic_store_n(&rg->timed_until, until, __ATOMIC_SEQ_CST);
-	if (until <= now && __atomic_load_n(&rg->active, __ATOMIC_SEQ_CST) == 0 &&
+	if (until <= now && wl_region_untimed_idle(rg) &&
 	    __atomic_load_n(__atomic_load_n(&c->watched, __ATOMIC_ACQUIRE), __ATOMIC_SEQ_CST))
 		wl_client_kick(c);
 }

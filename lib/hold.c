@@ -94,7 +94,6 @@ void wl_hold_destroy(wl_hold *h)
 {
 	wl_client *c;
 	struct wl_region_hold *rh;
-	uint32_t d;
 
 	if (!h)
 		return;
@@ -107,10 +106,8 @@ void wl_hold_destroy(wl_hold *h)
 	pthread_mutex_unlock(&c->holds_lock);
 	/* Release whatever depth it had, then the entry. */
 	pthread_mutex_lock(&c->timed_lock);
-	d = __atomic_exchange_n(&rh->depth, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->region->depth[h->index], 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&rh->deadline, 0, __ATOMIC_RELAXED);
-	if (d)
-		__atomic_fetch_sub(&c->region->active, d, __ATOMIC_SEQ_CST);
 	wl_client_timed_changed(c, wl_now_mono());
 	pthread_mutex_unlock(&c->timed_lock);
 	wl_client_hold_request(c, WL_OP_HOLD_DESTROY, NULL, (int)h->index);
@@ -120,7 +117,7 @@ void wl_hold_destroy(wl_hold *h)
 	free(h);
 }
 
-/* The fast path: our hold's depth, our active count, the daemon's phase. */
+/* The fast path: our hold's depth, then the daemon's phase. */
 int wl_hold_acquire(wl_hold *h)
 {
 	struct wl_region_hold *rh;
@@ -135,9 +132,10 @@ int wl_hold_acquire(wl_hold *h)
 		return -ENOTCONN;
 	}
 	rh = &c->region->holds[h->index];
-	d = __atomic_fetch_add(&rh->depth, 1, __ATOMIC_RELAXED);
+	/* Publish, then look at the daemon (wl_region.h). */
+	d = __atomic_fetch_add(&c->region->depth[h->index], 1, __ATOMIC_SEQ_CST);
 	if (d >= WL_DEPTH_MAX) {
-		__atomic_fetch_sub(&rh->depth, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_sub(&c->region->depth[h->index], 1, __ATOMIC_SEQ_CST);
 		return -EOVERFLOW;
 	}
 	if (d == 0) {
@@ -146,8 +144,6 @@ int wl_hold_acquire(wl_hold *h)
 		                 __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&rh->since, wl_now_coarse(), __ATOMIC_RELAXED);
 	}
-	/* Publish, then look at the daemon (wl_region.h). */
-	__atomic_fetch_add(&c->region->active, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&__atomic_load_n(&c->pub, __ATOMIC_ACQUIRE)->phase,
 	                    __ATOMIC_SEQ_CST) != WL_PHASE_OPEN)
 		wl_client_wait_open(c);
@@ -173,8 +169,8 @@ static int release_timed(wl_hold *h)
 	return r;
 }
 
-/* The fast path: our hold's depth, our active count, and a kick if the
- * daemon waits for our last hold to end. */
+/* The fast path: our hold's depth, and a kick if it was our last hold
+ * and the daemon waits for it to end. */
 int wl_hold_release(wl_hold *h)
 {
 	struct wl_region_hold *rh;
@@ -189,20 +185,24 @@ int wl_hold_release(wl_hold *h)
 		return -ENOTCONN;
 	}
 	rh = &c->region->holds[h->index];
-	d = __atomic_load_n(&rh->depth, __ATOMIC_RELAXED);
+	d = __atomic_load_n(&c->region->depth[h->index], __ATOMIC_RELAXED);
 	do {
 		if (d == 0)
 			return release_timed(h);
-	} while (!__atomic_compare_exchange_n(&rh->depth, &d, d - 1, 1, __ATOMIC_RELAXED,
-	                                      __ATOMIC_RELAXED));
+	} while (!__atomic_compare_exchange_n(&c->region->depth[h->index], &d, d - 1, 1,
+	                                      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
 	if (d == 1) {
 		uint64_t since = __atomic_load_n(&rh->since, __ATOMIC_RELAXED), now = wl_now_coarse();
 
 		__atomic_store_n(&rh->held_ns, __atomic_load_n(&rh->held_ns, __ATOMIC_RELAXED) +
 		                 (now > since ? now - since : 0), __ATOMIC_RELAXED);
 	}
-	if (__atomic_fetch_sub(&c->region->active, 1, __ATOMIC_SEQ_CST) == 1 &&
-	    __atomic_load_n(__atomic_load_n(&c->watched, __ATOMIC_ACQUIRE), __ATOMIC_SEQ_CST))
+	/* Watched: the daemon waits for this client.  If nothing of it holds
+	 * any more, wake it (threads releasing our last holds at once: the
+	 * later one sees them all at zero). */
+	if (d == 1 &&
+	    __atomic_load_n(__atomic_load_n(&c->watched, __ATOMIC_ACQUIRE), __ATOMIC_SEQ_CST) &&
+	    !wl_region_holding(c->region, wl_now_mono()))
 		wl_client_kick(c);
 	return 0;
 }
@@ -227,7 +227,7 @@ int wl_hold_acquire_timeout(wl_hold *h, uint32_t timeout_ms)
 	pthread_mutex_lock(&c->timed_lock);
 	if (dl > __atomic_load_n(&rh->deadline, __ATOMIC_RELAXED)) {
 		if (__atomic_load_n(&rh->deadline, __ATOMIC_RELAXED) <= now &&
-		    __atomic_load_n(&rh->depth, __ATOMIC_RELAXED) == 0)
+		    __atomic_load_n(&c->region->depth[h->index], __ATOMIC_RELAXED) == 0)
 			__atomic_store_n(&rh->activations, __atomic_load_n(&rh->activations,
 			                 __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&rh->deadline, dl, __ATOMIC_RELAXED);
@@ -250,6 +250,6 @@ int wl_hold_is_held(wl_hold *h)
 	if (!h)
 		return -EINVAL;
 	rh = &h->c->region->holds[h->index];
-	return __atomic_load_n(&rh->depth, __ATOMIC_RELAXED) > 0 ||
+	return __atomic_load_n(&h->c->region->depth[h->index], __ATOMIC_RELAXED) > 0 ||
 	       __atomic_load_n(&rh->deadline, __ATOMIC_RELAXED) > wl_now_mono();
 }

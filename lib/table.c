@@ -510,7 +510,7 @@ void wl_table_sync(struct wl_shm_header *hdr, const struct wl_region *const *reg
 				const struct wl_region_hold *rh = &rg->holds[j];
 				int was = h->active;
 
-				h->depth = ONCE(rh->depth);
+				h->depth = ONCE(rg->depth[j]);
 				h->deadline = ONCE(rh->deadline);
 				h->active = h->depth > 0 || h->deadline > now;
 				if (h->active && !was) {

@@ -8,19 +8,19 @@
  * survive a daemon restart without being moved.
  *
  * Everything in it is untrusted input to the daemon.  The daemon reads
- * two words per client to decide whether it may suspend (`active`,
- * `timed_until`), clamps what it copies for display, and uses no index,
- * size or count from here.  A client that scribbles over its region can
- * keep the system awake under its own name (the deny policy stops that)
+ * the depths and `timed_until` to decide whether it may suspend, copies
+ * what it shows, and uses no index, size or count from here.  A client
+ * that scribbles over its region can keep the system awake under its own
+ * name (the deny policy stops that)
  * or lose its own holds: nothing else.
  *
  * The handshake with the daemon (Dekker's, in both directions):
- *   acquire:  client  active += 1 (seq_cst); read hdr->phase
- *             daemon  phase = CLOSED (seq_cst); read every active
+ *   acquire:  client  depth[i] += 1 (seq_cst); read hdr->phase
+ *             daemon  phase = CLOSED (seq_cst); read every depth
  *     Either the daemon sees the hold, or the client sees CLOSED and
  *     waits for OPEN: its acquire returns once the attempt is over.
- *   release:  client  active -= 1 (seq_cst); read its slot's `watched`
- *             daemon  watched = 1 (seq_cst); read that client's active
+ *   release:  client  depth[i] -= 1 (seq_cst); read its slot's `watched`
+ *             daemon  watched = 1 (seq_cst); read that client's depths
  *     Either the daemon sees the release, or the client sees `watched`
  *     and writes the daemon's eventfd.  The daemon watches one holder at
  *     a time (the wait ends only when all are done), so the releases of
@@ -36,16 +36,13 @@
 /* Untimed nesting of one hold stops here (-EOVERFLOW). */
 #define WL_DEPTH_MAX 0x7fffffffu
 
-/* One hold, on a cache line of its own: threads using different holds
- * of one client do not share a line but for `active`. */
+/* One hold's timed part and statistics, on a cache line of its own. */
 struct wl_region_hold {
-	uint32_t depth;         /* untimed acquisitions not yet released */
-	uint32_t pad;
 	uint64_t deadline;      /* CLOCK_MONOTONIC ns of a timed hold, 0 = none */
 	uint64_t activations;   /* times it became active (statistics) */
 	uint64_t held_ns;       /* time active, CLOCK_MONOTONIC_COARSE */
 	uint64_t since;         /* COARSE ns it became active */
-	uint64_t reserved[3];
+	uint64_t reserved[4];
 };
 
 struct wl_region {
@@ -55,23 +52,33 @@ struct wl_region {
 	uint32_t size;
 	uint32_t nholds;
 	uint8_t pad0[48];
-	/* The words the daemon decides on, together on one line. */
-	uint32_t active;        /* sum of the holds' untimed depths */
-	uint32_t pad1;
-	uint64_t timed_until;   /* latest deadline of its timed holds, 0 = none */
-	uint8_t pad2[48];
+	/* What the daemon decides on: the untimed depth of each hold (the
+	 * fast path's one atomic update; 8 cache lines for 128 holds), and
+	 * the latest deadline of the timed ones. */
+	uint64_t timed_until;   /* 0 = none */
+	uint8_t pad1[56];
+	uint32_t depth[WL_MAX_HOLDS_PER_CLIENT];
 	/* Per alarm (index as the daemon assigned it): the fires whose work
 	 * the client has finished (wl_alarm_done). */
 	uint64_t alarm_done[WL_MAX_ALARMS_PER_CLIENT];
 	struct wl_region_hold holds[WL_MAX_HOLDS_PER_CLIENT];
 };
 
-/* Whether the region keeps the system awake at `now`: the daemon's
- * reading of its two words. */
+/* Whether no untimed hold of the region is held. */
+static inline int wl_region_untimed_idle(const struct wl_region *rg)
+{
+	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++)
+		if (__atomic_load_n(&rg->depth[j], __ATOMIC_SEQ_CST))
+			return 0;
+	return 1;
+}
+
+/* Whether the region keeps the system awake at `now` (the daemon's
+ * reading; also the client's, to decide whether to kick). */
 static inline int wl_region_holding(const struct wl_region *rg, uint64_t now)
 {
-	return __atomic_load_n(&rg->active, __ATOMIC_SEQ_CST) != 0 ||
-	       __atomic_load_n(&rg->timed_until, __ATOMIC_SEQ_CST) > now;
+	return __atomic_load_n(&rg->timed_until, __ATOMIC_SEQ_CST) > now ||
+	       !wl_region_untimed_idle(rg);
 }
 
 /* region.c */

@@ -71,8 +71,8 @@ static void victim_main(int wfd, int mode, unsigned seed)
 	if (mode == 1) {
 		/* Die with a half-made update of the region. */
 		wl_hold_acquire(h[0]);
-		c->region->holds[h[0]->index].depth += 5;
-		c->region->active += 3;
+		c->region->depth[h[0]->index] += 5;
+		c->region->depth[WL_MAX_HOLDS_PER_CLIENT - 1] += 3;
 		if (write(wfd, "L", 1) != 1)
 			_exit(1);
 		for (;;)
