@@ -478,7 +478,7 @@ def table(res):
             return
         add('eventfd write+epoll_wait+read, EPOLLWAKEUP item', label, f.get('median'), f.get('p99'),
             'ns', f'{fmt(r)}x hold' + ('' if kept == 1 else ' (EPOLLWAKEUP kept: unknown)'),
-            '>= 10x', peer_verdict(None if r is None else r >= 10, cond), cond)
+            '>= 20x', peer_verdict(None if r is None else r >= 20, cond), cond)
 
     # 1. hold cost and its peers
     h1 = hold_rows('host', 'host')

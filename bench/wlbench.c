@@ -49,6 +49,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -756,6 +757,15 @@ static int cmd_drain(const char *path)
 
 int main(int argc, char **argv)
 {
+	struct rlimit nofile;
+
+	/* Four descriptors per client (connection, region, the daemon's
+	 * eventfd, the watcher's): 1000 clients need more than 1024. */
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 5 && !strcmp(argv[1], "hold"))
 		return cmd_hold(atoi(argv[2]), atof(argv[3]), atoi(argv[4]));

@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,7 +36,7 @@
 /* Sleep up to ms, or until wl_client_close; 1 if asked to stop. */
 static int stop_requested(wl_client *c, int ms)
 {
-	struct pollfd p = { .fd = c->watch_stop[0], .events = POLLIN };
+	struct pollfd p = { .fd = c->watch_stop, .events = POLLIN };
 
 	return poll(&p, 1, ms) > 0;
 }
@@ -149,7 +150,7 @@ static void *watch(void *arg)
 	for (;;) {
 		struct pollfd p[2] = {
 			{ .fd = c->sock, .events = POLLRDHUP },
-			{ .fd = c->watch_stop[0], .events = POLLIN },
+			{ .fd = c->watch_stop, .events = POLLIN },
 		};
 
 		if (poll(p, 2, -1) < 0) {
@@ -171,7 +172,9 @@ int wl_watch_start(wl_client *c)
 	sigset_t all, old;
 	int r;
 
-	if (pipe2(c->watch_stop, O_CLOEXEC) < 0)
+	/* An eventfd, not a pipe: one descriptor less per client. */
+	c->watch_stop = eventfd(0, EFD_CLOEXEC);
+	if (c->watch_stop < 0)
 		return -errno;
 	/* The application's signals are for its own threads. */
 	sigfillset(&all);
@@ -179,8 +182,7 @@ int wl_watch_start(wl_client *c)
 	r = pthread_create(&c->watcher, NULL, watch, c);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
-		close(c->watch_stop[0]);
-		close(c->watch_stop[1]);
+		close(c->watch_stop);
 		return -r;
 	}
 	c->watching = 1;
@@ -189,13 +191,14 @@ int wl_watch_start(wl_client *c)
 
 void wl_watch_stop(wl_client *c)
 {
+	uint64_t one = 1;
+
 	if (!c->watching)
 		return;
-	if (write(c->watch_stop[1], "x", 1) < 0) {
-		/* a pipe with room for one byte: cannot fail */
+	if (write(c->watch_stop, &one, sizeof(one)) < 0) {
+		/* an eventfd far from full: cannot fail */
 	}
 	pthread_join(c->watcher, NULL);
-	close(c->watch_stop[0]);
-	close(c->watch_stop[1]);
+	close(c->watch_stop);
 	c->watching = 0;
 }

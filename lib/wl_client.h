@@ -42,7 +42,7 @@ struct wl_client {
 	char name[WL_NAME_MAX];
 	char *sock_path;             /* as given to wl_client_open, or NULL */
 	pthread_t watcher;
-	int watch_stop[2];           /* pipe: wl_client_close ends the watcher */
+	int watch_stop;              /* eventfd: wl_client_close ends the watcher */
 	int watching;
 };
 
