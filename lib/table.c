@@ -5,7 +5,7 @@
  * alarms, and reading the clients' regions (wl_table_holders decides,
  * wl_table_sync mirrors for display).
  *
- * Cost: the decision reads two words per live client; mirroring walks
+ * Cost: the decision reads each live client's depths; mirroring walks
  * the holds of the live clients; reaping one client touches that
  * client's slot only.
  */
