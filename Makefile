@@ -8,29 +8,14 @@ VARIANT ?= patched
 # Debian packages: kernel build, QEMU guest, host tooling.
 KERNEL_DEBS := build-essential flex bison bc libelf-dev libssl-dev cpio xz-utils \
 	patchutils python3 linux-source-6.12 qemu-system-x86 busybox-static
-USERSPACE_DEBS :=
-ifneq ($(wildcard userspace.mk),)
+# User space, built by meson (userspace.mk: userspace, userspace-guest,
+# check-unit, install, fuzz); the end-to-end race test (examples.mk: race,
+# check-e2e); benchmarks (bench.mk: bench); packages (packaging.mk: deb,
+# check-install, check-deb).
 include userspace.mk
-else
-.PHONY: userspace userspace-guest check-unit
-userspace userspace-guest:
-	@echo "no user space in this tree yet"
-check-unit:
-	@mkdir -p build/results && echo "0 0 0" >build/results/unit.counts
-endif
-# The example clients and the end-to-end race test (examples.mk: examples,
-# examples-guest, race, check-e2e).
-ifneq ($(wildcard examples.mk),)
 include examples.mk
-else
-.PHONY: examples-guest check-e2e
-examples-guest:
-check-e2e:
-endif
-# Benchmarks (bench.mk: bench).
-ifneq ($(wildcard bench.mk),)
 include bench.mk
-endif
+include packaging.mk
 
 .PHONY: all deps kernel kernel-pristine modules guest-image check demo clean help
 all: userspace
@@ -54,19 +39,11 @@ kernel-pristine: deps
 guest-image: deps
 	@scripts/kernel.sh $(VARIANT)
 	@scripts/modules.sh $(VARIANT) build/modules/$(VARIANT)
-	@$(MAKE) --no-print-directory userspace-guest examples-guest guest-tests
+	@$(MAKE) --no-print-directory userspace-guest
 	@scripts/initramfs.sh build/guest/initramfs-$(VARIANT).cpio.gz build/modules/$(VARIANT)
 
 modules: guest-image
 
-# Test programs that run in the guest (tests/guest/*.c), static: the guest
-# has no libc.
-GUEST_TEST_PROGS := $(patsubst tests/guest/%.c,build/guest/bin/%,$(wildcard tests/guest/*.c))
-.PHONY: guest-tests
-guest-tests: $(GUEST_TEST_PROGS)
-build/guest/bin/%: tests/guest/%.c
-	@mkdir -p $(@D)
-	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -static -o $@ $<
 
 check: deps
 	@scripts/check.sh

@@ -16,37 +16,23 @@ BENCH_VARIANT ?= bench
 BENCH_KERNEL ?=
 BENCH_KERNEL_CONFIG ?=
 BENCH_ARGS ?=
-BENCH_CC ?= cc
-BENCH_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -Iinclude -pthread
 
-.PHONY: bench bench-bins bench-guest-image
+.PHONY: bench bench-guest-image
 
-build/host/bench/wlbench: bench/wlbench.c lib/wl_client.h lib/wl_shm.h include/wakelock.h build/host/libwlcore.a
-	@mkdir -p $(@D)
-	$(BENCH_CC) $(BENCH_CFLAGS) -o $@ $< build/host/libwlcore.a -pthread
-
-build/host/bench/trace_shim.so: bench/trace_shim.c
-	@mkdir -p $(@D)
-	$(BENCH_CC) $(BENCH_CFLAGS) -shared -fPIC -o $@ $< -ldl
-
-build/guest/bin/wlbench: bench/wlbench.c lib/wl_client.h lib/wl_shm.h include/wakelock.h build/guest/libwlcore.a
-	@mkdir -p $(@D)
-	$(BENCH_CC) $(BENCH_CFLAGS) -static -o $@ $< build/guest/libwlcore.a -pthread
-
-bench-bins: build/host/wakelockd build/host/bench/wlbench build/host/bench/trace_shim.so \
-	build/guest/bin/wlbench
+# wlbench and trace_shim are built by meson (bench/meson.build): in
+# build/host (-Dbench=true) and, static, in build/static for the guest.
 
 # The guest image with wlbench inside (initramfs.sh copies build/guest/bin).
 ifeq ($(BENCH_KERNEL),)
 BENCH_KERNEL_PATH = $(WL_CACHE)/out/$(BENCH_VARIANT)/bzImage
 BENCH_INITRD = build/guest/initramfs-$(BENCH_VARIANT).cpio.gz
-bench-guest-image: bench-bins
+bench-guest-image:
 	@$(MAKE) --no-print-directory guest-image VARIANT=$(BENCH_VARIANT)
 else
 BENCH_KERNEL_PATH = $(BENCH_KERNEL)
 BENCH_INITRD = build/bench/initramfs-$(BENCH_VARIANT).cpio.gz
-bench-guest-image: bench-bins
-	@$(MAKE) --no-print-directory userspace-guest examples-guest
+bench-guest-image:
+	@$(MAKE) --no-print-directory userspace-guest
 	@scripts/initramfs.sh $(BENCH_INITRD) build/modules/$(BENCH_VARIANT)
 endif
 

@@ -3,18 +3,12 @@
 # incoming-call race test (tests/e2e/race.py, docs/e2e.md).
 # Included by the top-level Makefile; run from the repository root.
 #
-#   make examples              host builds, against build/host/libwakelock.a
+#   make examples              host builds (meson: build/host/examples)
 #   make examples-guest        static builds into build/guest/bin (initramfs)
 #   make race CALLS=N SEED=S   the race test, configurations u,v,a,b,c (any
 #                              length; CONFIGS=... to choose)
 #   make check-e2e             the short run of `make check`; writes
 #                              build/results/e2e.counts ("PASSED FAILED SKIPPED")
-
-EX_CC ?= cc
-EX_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -O2 -g -Iinclude -pthread
-EX_PROGS := modem-client naive-client naive-suspend
-EX_HOST := $(addprefix build/host/examples/,$(EX_PROGS))
-EX_GUEST := $(addprefix build/guest/bin/,$(EX_PROGS))
 
 CALLS ?= 250
 SEED ?= 1
@@ -24,25 +18,9 @@ E2E_VARIANTS := patched pristine
 
 .PHONY: examples examples-guest race check-e2e e2e-images
 
-examples: $(EX_HOST)
-
-examples-guest: $(EX_GUEST)
-
-build/host/examples/modem-client: examples/modem-client.c include/wakelock.h build/host/libwakelock.a
-	@mkdir -p $(@D)
-	$(EX_CC) $(EX_CFLAGS) -o $@ $< build/host/libwakelock.a -pthread
-
-build/host/examples/%: examples/%.c
-	@mkdir -p $(@D)
-	$(EX_CC) $(EX_CFLAGS) -o $@ $<
-
-build/guest/bin/modem-client: examples/modem-client.c include/wakelock.h build/guest/libwlcore.a
-	@mkdir -p $(@D)
-	$(EX_CC) $(EX_CFLAGS) -static -o $@ $< build/guest/libwlcore.a -pthread
-
-build/guest/bin/%: examples/%.c
-	@mkdir -p $(@D)
-	$(EX_CC) $(EX_CFLAGS) -static -o $@ $<
+# The examples are part of the meson build (examples/meson.build).
+examples: meson-host
+examples-guest: userspace-guest
 
 # Guest images with the examples inside (guest-image copies build/guest/bin).
 e2e-images: examples-guest
@@ -72,5 +50,3 @@ check-e2e: e2e-images
 		--expect-race '$(E2E_EXPECT_RACE)' --calls $(E2E_CALLS) --seed 1 \
 		--out build/e2e/check --check --counts build/results/e2e.counts $(RACE_ARGS)
 
-# test_hostile runs the reference client against a restarted daemon.
-check-unit: build/host/examples/modem-client

@@ -193,7 +193,7 @@ def host_phase(res, args):
     # 1000 clients of one user for the scale figures.
     with open(f'{tmp}/bench.conf', 'w') as f:
         f.write('[access]\nmax_clients_per_uid = 1024\n')
-    daemon = subprocess.Popen([os.path.join(bindir, 'wakelockd'), '--foreground', '--root', tmp,
+    daemon = subprocess.Popen([os.path.join(bindir, 'daemon/wakelockd'), '--foreground', '--root', tmp,
                                '--config', f'{tmp}/bench.conf',
                                '--run-dir', f'{tmp}/run',
                                '--min-awake-ms', '5', '--log-level', 'warn'],
@@ -300,12 +300,12 @@ def profile_hold(res, wlbench, env, tmp):
             m = re.match(r'\s*([\d,]+) \([\d. ]+%\)\s+\S*?:(\w+)(?:@@\S+)? \[', line)
             if m:
                 funcs.setdefault(m.group(2), int(m.group(1).replace(',', '')))
-        if 'wl_hold_acquire' in funcs and (best is None or funcs['wl_hold_acquire'] > best['wl_hold_acquire']):
+        if 'wakelock_hold_acquire' in funcs and (best is None or funcs['wakelock_hold_acquire'] > best['wakelock_hold_acquire']):
             best = funcs
     if not best:
         return
     prof = {}
-    for fn in ('wl_hold_acquire', 'wl_hold_release', 'wl_now_coarse', 'clock_gettime',
+    for fn in ('wakelock_hold_acquire', 'wakelock_hold_release', 'wl_now_coarse', 'clock_gettime',
                'wl_client_wait_open', 'wl_client_kick'):
         if fn in best:
             prof[fn] = round(best[fn] / pairs, 1)
@@ -450,7 +450,7 @@ def table(res):
 
     def hold_rows(where, label):
         base = R(f'{where}.hold_p1')
-        add('wl_hold_acquire+wl_hold_release, 1 process', label, base, R(f'{where}.hold_p1', 'p99'),
+        add('wakelock_hold_acquire+wakelock_hold_release, 1 process', label, base, R(f'{where}.hold_p1', 'p99'),
             'ns', 'untimed; the client goes 0 -> 1 -> 0 holds; another client keeps the daemon waiting',
             '<= 25 ns' if where == 'host' else '',
             verdict(None if base is None else base <= 25) if where == 'host' else '')

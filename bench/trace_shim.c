@@ -8,7 +8,9 @@
  * /sys (--root); nothing here is built into wakelockd.
  */
 #ifndef _GNU_SOURCE
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #endif
 #include <dlfcn.h>
 #include <fcntl.h>

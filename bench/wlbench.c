@@ -9,7 +9,7 @@
  * which bench/run.py parses (host: stdout; guest: the console).
  * All times are CLOCK_MONOTONIC.
  *
- *   wlbench hold PROCS SECONDS BATCH     wl_hold_acquire + wl_hold_release
+ *   wlbench hold PROCS SECONDS BATCH     wakelock_hold_acquire + wakelock_hold_release
  *                                        of an untimed hold, PROCS processes
  *                                        at once (one client and hold each:
  *                                        each pair takes its client from 0
@@ -17,7 +17,7 @@
  *                                        per batch; another client's keeper
  *                                        hold keeps the daemon waiting
  *   wlbench scale CLIENTS SECONDS        CLIENTS clients x
- *                                        WL_MAX_HOLDS_PER_CLIENT holds, all
+ *                                        WAKELOCK_MAX_HOLDS_PER_CLIENT holds, all
  *                                        but the last held; acquire+release
  *                                        of a random client's last hold;
  *                                        daemon RSS, registration, reaping
@@ -62,7 +62,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "../lib/wl_client.h"
+#include "lib/wl_client.h"
 
 static uint64_t now_ns(void)
 {
@@ -80,8 +80,8 @@ static void sleep_ms(unsigned ms)
 
 static void die(const char *what, int r)
 {
-	fprintf(stderr, "wlbench: %s: %s %s\n", what, r < 0 ? wl_strerror(r) : strerror(errno),
-	        r < 0 ? wl_last_error() : "");
+	fprintf(stderr, "wlbench: %s: %s %s\n", what, r < 0 ? wakelock_strerror(r) : strerror(errno),
+	        r < 0 ? wakelock_last_error() : "");
 	exit(1);
 }
 
@@ -233,8 +233,8 @@ static int cmd_hold(int procs, double seconds, int batch)
 	size_t *counts = map;
 	double *samples = (double *)(counts + procs), *all;
 	int ready[2], go[2], r;
-	wl_client *kc;
-	wl_hold *kh;
+	wakelock_client *kc;
+	wakelock_hold *kh;
 	uint64_t t_start, t_end;
 	char extra[160];
 
@@ -243,8 +243,8 @@ static int cmd_hold(int procs, double seconds, int batch)
 	/* A keeper hold, another client's: the daemon stays parked, watching
 	 * the keeper (a real system with a busy user), and the measured
 	 * clients' releases, unwatched, make no system call. */
-	if ((r = wl_client_open(NULL, "bench-keeper", &kc)) < 0 ||
-	    (r = wl_hold_create(kc, "keep", &kh)) < 0 || (r = wl_hold_acquire(kh)) < 0)
+	if ((r = wakelock_client_open(NULL, "bench-keeper", &kc)) < 0 ||
+	    (r = wakelock_hold_create(kc, "keep", &kh)) < 0 || (r = wakelock_hold_acquire(kh)) < 0)
 		die("keeper", r);
 	if (pipe(ready) < 0 || pipe(go) < 0)
 		die("pipe", 0);
@@ -254,9 +254,9 @@ static int cmd_hold(int procs, double seconds, int batch)
 		if (pid < 0)
 			die("fork", 0);
 		if (pid == 0) {
-			char name[WL_NAME_MAX], c;
-			wl_client *cl;
-			wl_hold *h;
+			char name[WAKELOCK_NAME_MAX], c;
+			wakelock_client *cl;
+			wakelock_hold *h;
 			double *mine = samples + (size_t)p * per;
 			size_t n = 0;
 			uint64_t end;
@@ -264,12 +264,12 @@ static int cmd_hold(int procs, double seconds, int batch)
 			close(ready[0]);
 			close(go[1]);
 			snprintf(name, sizeof(name), "bench-%d", p);
-			if ((r = wl_client_open(NULL, name, &cl)) < 0 ||
-			    (r = wl_hold_create(cl, "h", &h)) < 0)
+			if ((r = wakelock_client_open(NULL, name, &cl)) < 0 ||
+			    (r = wakelock_hold_create(cl, "h", &h)) < 0)
 				die("client", r);
 			for (int i = 0; i < 1000; i++) {   /* warm up */
-				wl_hold_acquire(h);
-				wl_hold_release(h);
+				wakelock_hold_acquire(h);
+				wakelock_hold_release(h);
 			}
 			if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
 				_exit(1);
@@ -278,7 +278,7 @@ static int cmd_hold(int procs, double seconds, int batch)
 				uint64_t t0 = now_ns(), t1;
 
 				for (int i = 0; i < batch; i++) {
-					if (wl_hold_acquire(h) < 0 || wl_hold_release(h) < 0)
+					if (wakelock_hold_acquire(h) < 0 || wakelock_hold_release(h) < 0)
 						_exit(2);
 				}
 				t1 = now_ns();
@@ -288,7 +288,7 @@ static int cmd_hold(int procs, double seconds, int batch)
 					break;
 			}
 			counts[p] = n;
-			wl_client_close(cl);
+			wakelock_client_close(cl);
 			_exit(0);
 		}
 	}
@@ -325,8 +325,8 @@ static int cmd_hold(int procs, double seconds, int batch)
 	char name[32];
 	snprintf(name, sizeof(name), "hold_p%d", procs);
 	report(name, all, total, "ns", extra);
-	wl_hold_release(kh);
-	wl_client_close(kc);
+	wakelock_hold_release(kh);
+	wakelock_client_close(kc);
 	return 0;
 }
 
@@ -351,9 +351,9 @@ static uint32_t live_slots(const struct wl_shm_header *hdr)
 
 static int cmd_scale(int want, double seconds)
 {
-	wl_client **cl = calloc((size_t)want, sizeof(*cl));
-	wl_hold **h = calloc((size_t)want * WL_MAX_HOLDS_PER_CLIENT, sizeof(*h));
-	wl_client *obs;
+	wakelock_client **cl = calloc((size_t)want, sizeof(*cl));
+	wakelock_hold **h = calloc((size_t)want * WAKELOCK_MAX_HOLDS_PER_CLIENT, sizeof(*h));
+	wakelock_client *obs;
 	int n = 0, r = 0, held = 0;
 	size_t cap = 400000, ns = 0;
 	double *v = malloc(sizeof(double) * cap);
@@ -363,34 +363,34 @@ static int cmd_scale(int want, double seconds)
 	char extra[400], name[32];
 
 	/* The observer: keeps the system awake and watches the table. */
-	if ((r = wl_client_open(NULL, "bench-observer", &obs)) < 0)
+	if ((r = wakelock_client_open(NULL, "bench-observer", &obs)) < 0)
 		die("observer", r);
-	wl_hold *oh;
-	if ((r = wl_hold_create(obs, "keep", &oh)) < 0 || (r = wl_hold_acquire(oh)) < 0)
+	wakelock_hold *oh;
+	if ((r = wakelock_hold_create(obs, "keep", &oh)) < 0 || (r = wakelock_hold_acquire(oh)) < 0)
 		die("observer hold", r);
 	rss0 = proc_status_kb(dpid, "VmRSS");
 	t0 = now_ns();
 	for (n = 0; n < want; n++) {
-		char nm[WL_NAME_MAX];
+		char nm[WAKELOCK_NAME_MAX];
 		snprintf(nm, sizeof(nm), "scale-%d", n);
-		r = wl_client_open(NULL, nm, &cl[n]);
+		r = wakelock_client_open(NULL, nm, &cl[n]);
 		if (r < 0)
 			break;
 	}
 	reg_ns = now_ns() - t0;
 	int err = r;
 	char errs[80];
-	snprintf(errs, sizeof(errs), "%s", err < 0 ? wl_strerror(err) : "none");
+	snprintf(errs, sizeof(errs), "%s", err < 0 ? wakelock_strerror(err) : "none");
 	for (char *p = errs; *p; p++)   /* keep key=value parseable */
 		if (*p == ' ')
 			*p = '_';
 	for (int i = 0; i < n; i++) {
-		for (unsigned j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
-			wl_hold **hp = &h[(size_t)i * WL_MAX_HOLDS_PER_CLIENT + j];
-			if ((r = wl_hold_create(cl[i], "s", hp)) < 0)
+		for (unsigned j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++) {
+			wakelock_hold **hp = &h[(size_t)i * WAKELOCK_MAX_HOLDS_PER_CLIENT + j];
+			if ((r = wakelock_hold_create(cl[i], "s", hp)) < 0)
 				die("hold_create", r);
-			if (j + 1 < WL_MAX_HOLDS_PER_CLIENT) {
-				if ((r = wl_hold_acquire(*hp)) < 0)
+			if (j + 1 < WAKELOCK_MAX_HOLDS_PER_CLIENT) {
+				if ((r = wakelock_hold_acquire(*hp)) < 0)
 					die("acquire", r);
 				held++;
 			}
@@ -401,18 +401,18 @@ static int cmd_scale(int want, double seconds)
 	 * free hold (that hold goes 0->1->0; its slot stays active, so a pair
 	 * reads the clock once, at the acquire). */
 	const int batch = 64;
-	wl_hold *pick[64];
+	wakelock_hold *pick[64];
 	end = now_ns() + (uint64_t)(seconds * 1e9);
 	for (int warm = 1; warm >= 0; warm--) {
 		uint64_t stop = warm ? now_ns() + 100000000ull : end;
 		for (;;) {
 			for (int i = 0; i < batch; i++)
-				pick[i] = h[(xorshift() % (uint64_t)n) * WL_MAX_HOLDS_PER_CLIENT +
-				            WL_MAX_HOLDS_PER_CLIENT - 1];
+				pick[i] = h[(xorshift() % (uint64_t)n) * WAKELOCK_MAX_HOLDS_PER_CLIENT +
+				            WAKELOCK_MAX_HOLDS_PER_CLIENT - 1];
 			uint64_t a = now_ns(), b;
 			for (int i = 0; i < batch; i++) {
-				wl_hold_acquire(pick[i]);
-				wl_hold_release(pick[i]);
+				wakelock_hold_acquire(pick[i]);
+				wakelock_hold_release(pick[i]);
 			}
 			b = now_ns();
 			if (!warm && ns < cap)
@@ -443,8 +443,8 @@ static int cmd_scale(int want, double seconds)
 	         n ? (double)reg_ns / n / 1e3 : 0, n ? (double)reap_ns / n / 1e3 : 0, rss0, rss1);
 	snprintf(name, sizeof(name), "scale_c%d", want);
 	report(name, v, ns, "ns", extra);
-	wl_hold_release(oh);
-	wl_client_close(obs);
+	wakelock_hold_release(oh);
+	wakelock_client_close(obs);
 	return 0;
 }
 
@@ -531,8 +531,8 @@ static int cmd_latency(int iters, const char *trace)
 	int fd = open(trace, O_RDWR | O_CLOEXEC);
 	struct trace_page *tp;
 	double *v = malloc(sizeof(double) * (size_t)iters);
-	wl_client *c;
-	wl_hold *h;
+	wakelock_client *c;
+	wakelock_hold *h;
 	int r, n = 0, timeouts = 0;
 
 	if (fd < 0)
@@ -540,14 +540,14 @@ static int cmd_latency(int iters, const char *trace)
 	tp = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (tp == MAP_FAILED)
 		die("mmap trace", 0);
-	if ((r = wl_client_open(NULL, "bench-latency", &c)) < 0 ||
-	    (r = wl_hold_create(c, "h", &h)) < 0)
+	if ((r = wakelock_client_open(NULL, "bench-latency", &c)) < 0 ||
+	    (r = wakelock_hold_create(c, "h", &h)) < 0)
 		die("client", r);
 	const struct wl_shm_header *hdr = c->pub;
 	for (int i = -20; i < iters; i++) {
 		uint64_t seq, t0, dl;
 
-		if ((r = wl_hold_acquire(h)) < 0)
+		if ((r = wakelock_hold_acquire(h)) < 0)
 			die("acquire", r);
 		/* Wait until the daemon is parked on the counter (step 3). */
 		dl = now_ns() + 2000000000ull;
@@ -557,7 +557,7 @@ static int cmd_latency(int iters, const char *trace)
 		usleep(200);   /* and really asleep in poll() */
 		seq = tp->seq;
 		t0 = now_ns();
-		if ((r = wl_hold_release(h)) < 0)
+		if ((r = wakelock_hold_release(h)) < 0)
 			die("release", r);
 		dl = t0 + 2000000000ull;
 		/* The daemon stamps the time itself: poll gently, do not spin (a
@@ -574,7 +574,7 @@ static int cmd_latency(int iters, const char *trace)
 	char extra[64];
 	snprintf(extra, sizeof(extra), " timeouts=%d", timeouts);
 	report("react_latency", v, (size_t)n, "us", extra);
-	wl_client_close(c);
+	wakelock_client_close(c);
 	return 0;
 }
 
@@ -583,15 +583,15 @@ static int cmd_latency(int iters, const char *trace)
 static int cmd_idle(double seconds)
 {
 	pid_t dpid = daemon_pid();
-	wl_client *c;
-	wl_hold *h;
+	wakelock_client *c;
+	wakelock_hold *h;
 	long long v0, nv0, v1, nv1, c0, c1;
 	int r;
 
 	if (dpid <= 0)
 		die("daemon pid", 0);
-	if ((r = wl_client_open(NULL, "bench-idle", &c)) < 0 ||
-	    (r = wl_hold_create(c, "h", &h)) < 0 || (r = wl_hold_acquire(h)) < 0)
+	if ((r = wakelock_client_open(NULL, "bench-idle", &c)) < 0 ||
+	    (r = wakelock_hold_create(c, "h", &h)) < 0 || (r = wakelock_hold_acquire(h)) < 0)
 		die("client", r);
 	sleep_ms(300);   /* let the daemon settle into its wait */
 	v0 = task_field_sum(dpid, "voluntary_ctxt_switches");
@@ -606,7 +606,7 @@ static int cmd_idle(double seconds)
 	       (double)(v1 - v0 + nv1 - nv0) / seconds, (double)(v1 - v0 + nv1 - nv0) / seconds,
 	       seconds, v1 - v0, nv1 - nv0, c1 - c0);
 	fflush(stdout);
-	wl_client_close(c);
+	wakelock_client_close(c);
 	return 0;
 }
 

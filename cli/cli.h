@@ -2,7 +2,7 @@
 #ifndef WL_CLI_H
 #define WL_CLI_H
 
-#include "../lib/wl_shm.h"
+#include "lib/wl_shm.h"
 
 struct cli {
 	const char *socket;   /* NULL = default */

@@ -5,8 +5,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "../lib/wl_json.h"
-#include "../lib/wl_proto.h"
+#include "lib/wl_json.h"
+#include "lib/wl_proto.h"
 #include "cli.h"
 
 static const char *dstate_name(uint32_t s)
@@ -23,9 +23,9 @@ static unsigned long long ms(uint64_t ns)
 
 static int fail(int r)
 {
-	const char *why = wl_last_error();
+	const char *why = wakelock_last_error();
 
-	fprintf(stderr, "wakelock: %s\n", why[0] ? why : wl_strerror(r));
+	fprintf(stderr, "wakelock: %s\n", why[0] ? why : wakelock_strerror(r));
 	return r == -ENOTCONN ? 3 : 1;
 }
 
@@ -48,7 +48,7 @@ int cmd_list(const struct cli *cli, int all)
 
 		if (sl->state != WL_SLOT_LIVE)
 			continue;
-		for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
+		for (uint32_t j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++) {
 			struct wl_shm_hold *ho = &sl->holds[j];
 			const char *st = !ho->active ? "idle" : sl->allowed ? "held" : "denied";
 			unsigned long long held = ho->active ? ms(s.now_mono - ho->since) : 0;
@@ -69,7 +69,7 @@ int cmd_list(const struct cli *cli, int all)
 				char e[24] = "-";
 				if (exp >= 0)
 					snprintf(e, sizeof(e), "%lld", exp);
-				char cn[4 * WL_NAME_MAX], hn[4 * WL_NAME_MAX];
+				char cn[4 * WAKELOCK_NAME_MAX], hn[4 * WAKELOCK_NAME_MAX];
 
 				/* Never a client's raw bytes on a terminal. */
 				wl_escape(cn, sizeof(cn), sl->name);
@@ -155,7 +155,7 @@ int cmd_stats(const struct cli *cli)
 			       (unsigned long long)sl->alarm_fires, ms(sl->alarm_late_ns),
 			       ms(sl->alarm_late_max_ns));
 		} else {
-			char cn[4 * WL_NAME_MAX];
+			char cn[4 * WAKELOCK_NAME_MAX];
 
 			wl_escape(cn, sizeof(cn), sl->name);
 			printf("%-20s %7d %9llu %10llu %10llu %10lld %8llu %7llu %7llu %7llu %8llu%s\n",
@@ -193,7 +193,7 @@ int cmd_status(const struct cli *cli)
 		clients++;
 		holders += h->slots[i].active > 0;
 		denied += !h->slots[i].allowed;
-		for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++)
+		for (uint32_t j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++)
 			alarms += h->slots[i].alarms[j].in_use && h->slots[i].alarms[j].t.due;
 	}
 	if (cli->json) {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../lib/wl_json.h"
+#include "lib/wl_json.h"
 #include "cli.h"
 
 static const char *const fields[] = {

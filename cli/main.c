@@ -3,8 +3,8 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include "../lib/wl_json.h"
-#include "../lib/wl_proto.h"
+#include "lib/wl_json.h"
+#include "lib/wl_proto.h"
 #include "cli.h"
 
 static void usage(FILE *f)

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "../lib/wl_json.h"
+#include "lib/wl_json.h"
 #include "cli.h"
 
 /*
@@ -33,9 +33,9 @@ static void default_name(char *out, size_t len, const char *prog)
 
 int cmd_run(const struct cli *cli, const char *name, char **argv)
 {
-	char defname[WL_NAME_MAX];
-	wl_client *c;
-	wl_hold *h;
+	char defname[WAKELOCK_NAME_MAX];
+	wakelock_client *c;
+	wakelock_hold *h;
 	pid_t pid;
 	int st, r;
 
@@ -48,14 +48,14 @@ int cmd_run(const struct cli *cli, const char *name, char **argv)
 		wl_escape(en, sizeof(en), name);
 		fprintf(stderr, "wakelock: invalid client name '%s': --name takes 1 to %d bytes "
 		        "of printable ASCII without spaces, quotes, backslashes or commas\n",
-		        en, WL_NAME_MAX - 1);
+		        en, WAKELOCK_NAME_MAX - 1);
 		return 2;
 	}
-	r = wl_client_open(cli->socket, name, &c);
-	if (r == 0 && (r = wl_hold_create(c, "run", &h)) == 0)
-		r = wl_hold_acquire(h);
+	r = wakelock_client_open(cli->socket, name, &c);
+	if (r == 0 && (r = wakelock_hold_create(c, "run", &h)) == 0)
+		r = wakelock_hold_acquire(h);
 	if (r < 0) {
-		fprintf(stderr, "wakelock: %s\n", wl_last_error()[0] ? wl_last_error() : wl_strerror(r));
+		fprintf(stderr, "wakelock: %s\n", wakelock_last_error()[0] ? wakelock_last_error() : wakelock_strerror(r));
 		return r == -ENOTCONN ? 3 : 1;
 	}
 	pid = fork();
@@ -74,9 +74,9 @@ int cmd_run(const struct cli *cli, const char *name, char **argv)
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return 1;
-	wl_hold_release(h);
-	wl_hold_destroy(h);
-	wl_client_close(c);
+	wakelock_hold_release(h);
+	wakelock_hold_destroy(h);
+	wakelock_client_close(c);
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	return 128 + WTERMSIG(st);

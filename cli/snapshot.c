@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../lib/wl_proto.h"
+#include "lib/wl_proto.h"
 #include "cli.h"
 
 /* Names are as the daemon recorded them; cut every one at its field all
@@ -12,11 +12,11 @@
  * what is inside happens where it is printed). */
 static void terminate_names(struct wl_shm_slot *sl)
 {
-	sl->name[WL_NAME_MAX - 1] = 0;
-	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++)
-		sl->holds[j].name[WL_NAME_MAX - 1] = 0;
-	for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++)
-		sl->alarms[j].name[WL_NAME_MAX - 1] = 0;
+	sl->name[WAKELOCK_NAME_MAX - 1] = 0;
+	for (uint32_t j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++)
+		sl->holds[j].name[WAKELOCK_NAME_MAX - 1] = 0;
+	for (uint32_t j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++)
+		sl->alarms[j].name[WAKELOCK_NAME_MAX - 1] = 0;
 }
 
 int snapshot_take(const struct cli *cli, struct snapshot *s)
@@ -38,7 +38,7 @@ int snapshot_take(const struct cli *cli, struct snapshot *s)
 		return -EPROTO;
 	r = wl_seg_map_fd(fd, &seg);
 	if (r < 0) {
-		wl_set_error("shared segment rejected: %s", wl_strerror(r));
+		wl_set_error("shared segment rejected: %s", wakelock_strerror(r));
 		return r;
 	}
 	/* A snapshot the daemon made for us (sealed, nobody writes it);

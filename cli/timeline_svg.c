@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 #include <string.h>
-#include "../lib/wl_json.h"
+#include "lib/wl_json.h"
 #include "wakes.h"
 
 /* Length of the well-formed UTF-8 sequence at s[0..n), or 0. */
@@ -191,9 +191,9 @@ int timeline_svg(FILE *f, const struct wl_ledger_record *r, size_t n, unsigned w
 			px(f, x10(&a, p->end_boot_ns + p->claims[k].latency_ns));
 			fprintf(f, "\" cy=\"%u\" r=\"4\" fill=\"#27ae60\"><title>#%llu claimed by ",
 			        Y_CLAIM + LANE_H / 2u, (unsigned long long)p->seq);
-			svg_xml_text(f, p->claims[k].client, WL_NAME_MAX);
+			svg_xml_text(f, p->claims[k].client, WAKELOCK_NAME_MAX);
 			fputc('/', f);
-			svg_xml_text(f, p->claims[k].hold, WL_NAME_MAX);
+			svg_xml_text(f, p->claims[k].hold, WAKELOCK_NAME_MAX);
 			fputs(" after ", f);
 			ms_text(f, p->claims[k].latency_ns);
 			fputs("</title></circle>\n", f);

@@ -2,7 +2,8 @@
 /*
  * Output of the wake ledger (docs/ledger.md) for `wakelock wakes`,
  * `wakelock wakes --summary` and `wakelock timeline --svg FILE`: pure
- * formatting of records already received; not yet wired to commands.
+ * formatting of records already received (a library of its own, which the
+ * unit tests link).
  * Names are escaped everywhere: the table shows bytes outside printable
  * ASCII as \xHH, the SVG is valid XML whatever the names hold.
  */
@@ -10,7 +11,7 @@
 #define WL_CLI_WAKES_H
 
 #include <stdio.h>
-#include "../lib/wl_ledger.h"
+#include "lib/wl_ledger.h"
 
 /* One line per record, oldest first, times in UTC. */
 void wakes_print_table(FILE *f, const struct wl_ledger_record *r, size_t n);

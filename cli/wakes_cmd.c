@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../lib/wl_proto.h"
+#include "lib/wl_proto.h"
 #include "cli.h"
 #include "wakes.h"
 
@@ -27,7 +27,7 @@ static int fetch(const struct cli *cli, struct wl_ledger_record **out, size_t *n
 
 static int failed(int r)
 {
-	fprintf(stderr, "wakelock: %s\n", wl_last_error()[0] ? wl_last_error() : wl_strerror(r));
+	fprintf(stderr, "wakelock: %s\n", wakelock_last_error()[0] ? wakelock_last_error() : wakelock_strerror(r));
 	return 1;
 }
 

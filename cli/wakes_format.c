@@ -2,7 +2,7 @@
 /* `wakelock wakes` and `wakelock wakes --summary`: formatting (wakes.h). */
 #include <string.h>
 #include <time.h>
-#include "../lib/wl_json.h"
+#include "lib/wl_json.h"
 #include "wakes.h"
 
 /* A bounded name field, escaped for a terminal. */
@@ -43,7 +43,7 @@ void wakes_print_table(FILE *f, const struct wl_ledger_record *r, size_t n)
 	        "ASLEEP_MS", "CAUSE", "CLAIM", "FIRST CLAIM", "LATENCY_MS");
 	for (size_t i = 0; i < n; i++) {
 		char w[48], out[32], nb[16], key[WL_LEDGER_CAUSE_MAX], cause[4 * WL_LEDGER_CAUSE_MAX + 16];
-		char a[16], cl[4 * WL_NAME_MAX], ho[4 * WL_NAME_MAX], who[8 * WL_NAME_MAX + 2];
+		char a[16], cl[4 * WAKELOCK_NAME_MAX], ho[4 * WAKELOCK_NAME_MAX], who[8 * WAKELOCK_NAME_MAX + 2];
 		char slp[32], lat[32] = "-";
 
 		if (r[i].outcome == WL_LO_ABORTED || r[i].outcome == WL_LO_FAILED)
@@ -59,8 +59,8 @@ void wakes_print_table(FILE *f, const struct wl_ledger_record *r, size_t n)
 				strcat(cause, a);
 		}
 		if (r[i].nclaims) {
-			esc(cl, sizeof(cl), r[i].claims[0].client, WL_NAME_MAX);
-			esc(ho, sizeof(ho), r[i].claims[0].hold, WL_NAME_MAX);
+			esc(cl, sizeof(cl), r[i].claims[0].client, WAKELOCK_NAME_MAX);
+			esc(ho, sizeof(ho), r[i].claims[0].hold, WAKELOCK_NAME_MAX);
 			snprintf(who, sizeof(who), "%s/%s", cl, ho);
 			msec(lat, sizeof(lat), r[i].claims[0].latency_ns);
 		} else {

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "../lib/wl_shm.h"
+#include "lib/wl_shm.h"
 
 /*
  * Scheduling of wake alarms, as pure functions of their times and `now`

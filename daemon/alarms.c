@@ -12,7 +12,7 @@
  *   daemon -> client: the alarm's hold ("alarm:NAME", timed by
  *     alarm_timeout_ms, owned by the daemon) is acquired BEFORE the
  *     client's eventfd is signalled; it ends when the client reports the
- *     work done in its region (wl_alarm_done, lib/table.c alarms_ack).
+ *     work done in its region (wakelock_alarm_done, lib/table.c alarms_ack).
  * A denied client's alarms fire too, but their holds are not counted.
  */
 #include <errno.h>
@@ -23,7 +23,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
-#include "../lib/wl_proto.h"
+#include "lib/wl_proto.h"
 #include "alarm_sched.h"
 #include "daemon.h"
 #include "ledger.h"
@@ -96,7 +96,7 @@ void alarms_close(struct daemon *d)
 
 void alarms_conn_closed(struct conn *c)
 {
-	for (unsigned j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++) {
+	for (unsigned j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++) {
 		if (c->alarm_efd[j] >= 0)
 			close(c->alarm_efd[j]);
 		c->alarm_efd[j] = -1;
@@ -116,7 +116,7 @@ void alarms_rearm(struct daemon *d)
 	for (uint32_t k = 0; k < hdr->nlive; k++) {
 		struct wl_shm_slot *s = &hdr->slots[hdr->order[k]];
 
-		for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++) {
+		for (uint32_t j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++) {
 			const struct wl_alarm_times *t = &s->alarms[j].t;
 
 			if (!s->alarms[j].in_use)
@@ -150,7 +150,7 @@ static void fire(struct daemon *d, uint32_t slot, uint32_t j, uint64_t boot, uin
 	/*
 	 * A fresh hold only for a client that finished its earlier fires:
 	 * one still busy with them is covered by the hold it has (renewed by
-	 * its wl_alarm_done), and one that stopped finishing must not keep
+	 * its wakelock_alarm_done), and one that stopped finishing must not keep
 	 * the system awake for ever by a period shorter than the timeout.
 	 * Fails only if the client freed the hold itself (it is closing).
 	 */
@@ -202,7 +202,7 @@ void alarms_timer_event(struct daemon *d)
 		uint32_t i = hdr->order[k];
 		struct wl_shm_slot *s = &hdr->slots[i];
 
-		for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++) {
+		for (uint32_t j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++) {
 			if (s->alarms[j].in_use && alarm_sched_due(&s->alarms[j].t, boot)) {
 				fire(d, i, j, boot, mono);
 				s->alarms[j].signal = 1;
@@ -214,7 +214,7 @@ void alarms_timer_event(struct daemon *d)
 		uint32_t i = hdr->order[k];
 		struct wl_shm_slot *s = &hdr->slots[i];
 
-		for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++) {
+		for (uint32_t j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++) {
 			if (s->alarms[j].signal) {
 				s->alarms[j].signal = 0;
 				signal_fire(d, i, j);
@@ -232,12 +232,12 @@ void alarms_timer_event(struct daemon *d)
 static void do_create(struct daemon *d, struct conn *c, const char *name, int fd)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
-	char hold[WL_NAME_MAX];
+	char hold[WAKELOCK_NAME_MAX];
 	struct wl_shm_slot *s;
 	uint32_t j;
 	int h;
 
-	if (wl_name_check(name) < 0 || strlen(name) >= WL_ALARM_NAME_MAX) {
+	if (wl_name_check(name) < 0 || strlen(name) >= WAKELOCK_ALARM_NAME_MAX) {
 		server_reply(c, -EINVAL, 0, 0, -1, "invalid alarm name");
 		goto out;
 	}
@@ -252,9 +252,9 @@ static void do_create(struct daemon *d, struct conn *c, const char *name, int fd
 	snprintf(hold, sizeof(hold), WL_ALARM_HOLD_PREFIX "%s", name);
 	wl_lock(hdr);
 	s = &hdr->slots[c->slot];
-	for (j = 0; j < WL_MAX_ALARMS_PER_CLIENT && s->alarms[j].in_use; j++)
+	for (j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT && s->alarms[j].in_use; j++)
 		;
-	if (j == WL_MAX_ALARMS_PER_CLIENT) {
+	if (j == WAKELOCK_MAX_ALARMS_PER_CLIENT) {
 		wl_unlock(hdr);
 		server_reply(c, -ENOSPC, 0, 0, -1, "the client has the most alarms allowed");
 		goto out;
@@ -307,7 +307,7 @@ void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_arg *m
 		close(fd);
 	r = 0;
 	wl_lock(hdr);
-	if (m->index >= WL_MAX_ALARMS_PER_CLIENT ||
+	if (m->index >= WAKELOCK_MAX_ALARMS_PER_CLIENT ||
 	    !hdr->slots[c->slot].alarms[m->index].in_use) {
 		wl_unlock(hdr);
 		server_reply(c, -EINVAL, 0, 0, -1, "no such alarm");

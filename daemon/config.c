@@ -17,8 +17,8 @@
 #include <unistd.h>
 #include "config.h"
 #include "log.h"
-#include "../lib/wl_json.h"
-#include "../lib/wl_shm.h"
+#include "lib/wl_json.h"
+#include "lib/wl_shm.h"
 #include "ledger.h"
 
 void config_defaults(struct wld_config *c)
@@ -613,7 +613,7 @@ int config_build(int argc, char **argv, struct wld_config *cfg, char *err, size_
 			config_usage();
 			return CONFIG_EXIT;
 		} else if (opt == 'V') {
-			printf("wakelockd %d.%d\n", WL_VERSION_MAJOR, WL_VERSION_MINOR);
+			printf("wakelockd %d.%d\n", WAKELOCK_VERSION_MAJOR, WAKELOCK_VERSION_MINOR);
 			return CONFIG_EXIT;
 		} else if (opt == '?') {
 			wl_escape(ea, sizeof(ea), argv[optind - 1]);

@@ -42,7 +42,7 @@ struct wld_config {
 	gid_t admin_gid;
 	int have_admin_gid;
 	unsigned max_clients_per_uid; /* registered clients of one uid at once */
-	char deny[WLD_MAX_DENY][WL_NAME_MAX];
+	char deny[WLD_MAX_DENY][WAKELOCK_NAME_MAX];
 	unsigned ndeny;
 	/* [paths] */
 	char root[PATH_MAX];         /* prefix for /sys; "" = / */

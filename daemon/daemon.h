@@ -29,7 +29,7 @@ struct conn {
 	int allowed;         /* passed the access check */
 	int admin;           /* may deny, allow and reload */
 	char why[160];       /* why not */
-	int alarm_efd[WL_MAX_ALARMS_PER_CLIENT];  /* the client's eventfds, -1 = none */
+	int alarm_efd[WAKELOCK_MAX_ALARMS_PER_CLIENT];  /* the client's eventfds, -1 = none */
 };
 
 struct daemon {

@@ -181,8 +181,8 @@ void ledger_attempt_cause(struct ledger *l, const struct ws_snapshot *after,
 	if (r->outcome != WL_LO_FAILED && alarm && alarm->client && alarm->name &&
 	    alarm->due_boot_ns <= r->end_boot_ns + LEDGER_ALARM_SLACK_NS) {
 		r->cause |= WL_LC_ALARM;
-		copy_name(r->alarm_client, alarm->client, WL_NAME_MAX);
-		copy_name(r->alarm_name, alarm->name, WL_NAME_MAX);
+		copy_name(r->alarm_client, alarm->client, WAKELOCK_NAME_MAX);
+		copy_name(r->alarm_name, alarm->name, WAKELOCK_NAME_MAX);
 	}
 	pthread_mutex_unlock(&l->m);
 }
@@ -219,8 +219,8 @@ int ledger_claim(struct ledger *l, const char *client, const char *hold, uint64_
 	}
 	for (i = 0; i < r->nclaims; i++) {
 		c = &r->claims[i];
-		if (!strncmp(c->client, client, WL_NAME_MAX - 1) &&
-		    !strncmp(c->hold, hold, WL_NAME_MAX - 1)) {
+		if (!strncmp(c->client, client, WAKELOCK_NAME_MAX - 1) &&
+		    !strncmp(c->hold, hold, WAKELOCK_NAME_MAX - 1)) {
 			/* The same hold again: its first time stands, unless
 			 * this one is earlier (claims may be reported late). */
 			if (lat < c->latency_ns) {
@@ -248,8 +248,8 @@ int ledger_claim(struct ledger *l, const char *client, const char *hold, uint64_
 	for (i = r->nclaims; i > 0 && r->claims[i - 1].latency_ns > lat; i--)
 		r->claims[i] = r->claims[i - 1];
 	c = &r->claims[i];
-	copy_name(c->client, client, WL_NAME_MAX);
-	copy_name(c->hold, hold, WL_NAME_MAX);
+	copy_name(c->client, client, WAKELOCK_NAME_MAX);
+	copy_name(c->hold, hold, WAKELOCK_NAME_MAX);
 	c->latency_ns = lat;
 	r->nclaims++;
 	pthread_mutex_unlock(&l->m);

@@ -31,7 +31,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "../lib/wl_ledger.h"
+#include "lib/wl_ledger.h"
 #include "wakesrc.h"
 
 #define LEDGER_DEFAULT_CAP 4096u

@@ -24,7 +24,7 @@
 #include "daemon.h"
 #include "log.h"
 #include "sdnotify.h"
-#include "../lib/wl_region.h"
+#include "lib/wl_region.h"
 #include "ledger.h"
 
 static void to_params(const struct wld_config *c, struct power_params *p)
@@ -200,7 +200,7 @@ static void ready(int *ready_fd)
 static void raise_nofile(void)
 {
 	struct rlimit rl;
-	rlim_t want = WLD_MAX_CONNS + WL_MAX_CLIENTS * WL_MAX_ALARMS_PER_CLIENT + 64;
+	rlim_t want = WLD_MAX_CONNS + WL_MAX_CLIENTS * WAKELOCK_MAX_ALARMS_PER_CLIENT + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
 		return;
@@ -215,7 +215,7 @@ static void raise_nofile(void)
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
 		log_warn("descriptor limit %llu: fewer than %u clients can register, or "
 		         "fewer than %u alarms each", (unsigned long long)rl.rlim_cur,
-		         (unsigned)WL_MAX_CLIENTS, (unsigned)WL_MAX_ALARMS_PER_CLIENT);
+		         (unsigned)WL_MAX_CLIENTS, (unsigned)WAKELOCK_MAX_ALARMS_PER_CLIENT);
 }
 
 static int start(struct daemon *d, char *err, size_t errlen)

@@ -3,7 +3,7 @@
 #include <string.h>
 #include "policy.h"
 
-static int find(char (*list)[WL_NAME_MAX], unsigned n, const char *name)
+static int find(char (*list)[WAKELOCK_NAME_MAX], unsigned n, const char *name)
 {
 	for (unsigned i = 0; i < n; i++)
 		if (!strcmp(list[i], name))
@@ -11,34 +11,34 @@ static int find(char (*list)[WL_NAME_MAX], unsigned n, const char *name)
 	return -1;
 }
 
-static void drop(char (*list)[WL_NAME_MAX], unsigned *n, const char *name)
+static void drop(char (*list)[WAKELOCK_NAME_MAX], unsigned *n, const char *name)
 {
 	int i = find(list, *n, name);
 
 	if (i >= 0) {
-		memmove(list[i], list[i + 1], (size_t)(*n - (unsigned)i - 1) * WL_NAME_MAX);
+		memmove(list[i], list[i + 1], (size_t)(*n - (unsigned)i - 1) * WAKELOCK_NAME_MAX);
 		(*n)--;
 	}
 }
 
-static int add(char (*list)[WL_NAME_MAX], unsigned *n, const char *name)
+static int add(char (*list)[WAKELOCK_NAME_MAX], unsigned *n, const char *name)
 {
 	if (find(list, *n, name) >= 0)
 		return 0;
 	if (*n >= WLD_MAX_DENY)
 		return -ENOSPC;
-	strncpy(list[*n], name, WL_NAME_MAX - 1);
-	list[*n][WL_NAME_MAX - 1] = 0;
+	strncpy(list[*n], name, WAKELOCK_NAME_MAX - 1);
+	list[*n][WAKELOCK_NAME_MAX - 1] = 0;
 	(*n)++;
 	return 0;
 }
 
 int policy_denied(const struct policy *p, const struct wld_config *cfg, const char *name)
 {
-	if (find((char (*)[WL_NAME_MAX])p->allow, p->nallow, name) >= 0)
+	if (find((char (*)[WAKELOCK_NAME_MAX])p->allow, p->nallow, name) >= 0)
 		return 0;
 	return config_is_denied(cfg, name) ||
-	       find((char (*)[WL_NAME_MAX])p->deny, p->ndeny, name) >= 0;
+	       find((char (*)[WAKELOCK_NAME_MAX])p->deny, p->ndeny, name) >= 0;
 }
 
 int policy_deny(struct policy *p, const char *name)

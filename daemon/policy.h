@@ -11,9 +11,9 @@
  * reload does not forget what was set at run time.
  */
 struct policy {
-	char deny[WLD_MAX_DENY][WL_NAME_MAX];
+	char deny[WLD_MAX_DENY][WAKELOCK_NAME_MAX];
 	unsigned ndeny;
-	char allow[WLD_MAX_DENY][WL_NAME_MAX];
+	char allow[WLD_MAX_DENY][WAKELOCK_NAME_MAX];
 	unsigned nallow;
 };
 

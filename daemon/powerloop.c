@@ -23,7 +23,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 #include <stdlib.h>
-#include "../lib/wl_region.h"
+#include "lib/wl_region.h"
 #include "ledger.h"
 #include "log.h"
 #include "powerloop.h"
@@ -35,7 +35,7 @@
  * wake-ups while the system is held awake.  Every event that can end or
  * change the wait writes the eventfd (powerloop_kick):
  *   the watched client's last hold ends  that client (slot.watched set)
- *   an alarm's work done                the client (wl_alarm_done)
+ *   an alarm's work done                the client (wakelock_alarm_done)
  *   client reaped, deny/allow change    the main thread (server.c)
  *   config reload, stop                 powerloop_set_params / _request_stop
  */
@@ -108,7 +108,7 @@ static void claims_of(struct powerloop *pl, uint32_t i, int hold, uint64_t until
 	if (!rg || !s->allowed || s->state != WL_SLOT_LIVE)
 		return;
 	for (uint32_t j = hold < 0 ? 0 : (uint32_t)hold;
-	     j < (hold < 0 ? WL_MAX_HOLDS_PER_CLIENT : (uint32_t)hold + 1); j++) {
+	     j < (hold < 0 ? WAKELOCK_MAX_HOLDS_PER_CLIENT : (uint32_t)hold + 1); j++) {
 		uint64_t since;
 
 		if (!s->holds[j].in_use || s->holds[j].owner != WL_HOLD_CLIENT)
@@ -151,7 +151,7 @@ void powerloop_ledger_poll(struct powerloop *pl, int force)
 /*
  * Resume notifications: the attempt is recorded; every subscriber's
  * eventfd is written (non-blocking: a full counter already says
- * "readable") and the client fetches the record (wl_resume_read).
+ * "readable") and the client fetches the record (wakelock_resume_read).
  */
 static void notify_resume(struct powerloop *pl)
 {
@@ -176,15 +176,15 @@ static int armed_alarm(struct powerloop *pl, struct ledger_alarm *la, char *clie
 	const struct wl_shm_alarm *al;
 
 	if (pl->alarm_slot < 0 || (uint32_t)pl->alarm_slot >= pl->hdr->nslots ||
-	    pl->alarm_index < 0 || pl->alarm_index >= (int)WL_MAX_ALARMS_PER_CLIENT)
+	    pl->alarm_index < 0 || pl->alarm_index >= (int)WAKELOCK_MAX_ALARMS_PER_CLIENT)
 		return 0;
 	s = &pl->hdr->slots[pl->alarm_slot];
 	al = &s->alarms[pl->alarm_index];
 	if (s->state != WL_SLOT_LIVE || !al->in_use || !al->t.due)
 		return 0;
-	memcpy(client, s->name, WL_NAME_MAX);
-	memcpy(name, al->name, WL_NAME_MAX);
-	client[WL_NAME_MAX - 1] = name[WL_NAME_MAX - 1] = 0;
+	memcpy(client, s->name, WAKELOCK_NAME_MAX);
+	memcpy(name, al->name, WAKELOCK_NAME_MAX);
+	client[WAKELOCK_NAME_MAX - 1] = name[WAKELOCK_NAME_MAX - 1] = 0;
 	la->client = client;
 	la->name = name;
 	la->due_boot_ns = al->t.due;
@@ -452,7 +452,7 @@ int powerloop_cycle(struct powerloop *pl)
 	struct power_params *p = &pl->params;
 	uint64_t m0, b0, m1, b1, asleep = 0;
 	struct ledger_alarm la;
-	char la_client[WL_NAME_MAX], la_name[WL_NAME_MAX];
+	char la_client[WAKELOCK_NAME_MAX], la_name[WAKELOCK_NAME_MAX];
 	int have_alarm = 0;
 	unsigned count;
 	int r, sr;

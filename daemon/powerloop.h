@@ -4,7 +4,7 @@
 
 #include <limits.h>
 #include <pthread.h>
-#include "../lib/wl_shm.h"
+#include "lib/wl_shm.h"
 #include "backoff.h"
 #include "power.h"
 

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include "../lib/wl_proto.h"
-#include "../lib/wl_region.h"
+#include "lib/wl_proto.h"
+#include "lib/wl_region.h"
 #include "daemon.h"
 #include "ledger.h"
 #include "log.h"
@@ -161,7 +161,7 @@ static void do_accept(struct daemon *d)
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
 		c->slot = -1;
-		for (unsigned j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++)
+		for (unsigned j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++)
 			c->alarm_efd[j] = -1;
 		c->pid = uc.pid;
 		c->uid = uc.uid;
@@ -316,7 +316,7 @@ static void do_hold(struct daemon *d, struct conn *c, const struct wl_msg_arg *m
 		server_reply(c, -EINVAL, 0, 0, -1, "invalid hold name");
 		return;
 	}
-	if (m->index != WL_INDEX_ANY && m->index >= WL_MAX_HOLDS_PER_CLIENT) {
+	if (m->index != WL_INDEX_ANY && m->index >= WAKELOCK_MAX_HOLDS_PER_CLIENT) {
 		server_reply(c, -EINVAL, 0, 0, -1, "no such hold");
 		return;
 	}
@@ -506,7 +506,7 @@ int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t 
 		return -1;
 	}
 	r = 0;
-	if (!memchr(req->name, 0, WL_NAME_MAX)) {
+	if (!memchr(req->name, 0, WAKELOCK_NAME_MAX)) {
 		/* Never cut it short: its prefix may be another client's name. */
 		server_reply(c, -ENAMETOOLONG, 0, 0, -1, "name longer than 31 bytes");
 		r = -1;

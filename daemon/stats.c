@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "../lib/wl_json.h"
+#include "lib/wl_json.h"
 #include "daemon.h"
 #include "log.h"
 

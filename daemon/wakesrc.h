@@ -12,7 +12,7 @@
 #define WLD_WAKESRC_H
 
 #include <stdint.h>
-#include "../lib/wl_ledger.h"
+#include "lib/wl_ledger.h"
 #include "power.h"
 
 #define WAKESRC_MAX 256u

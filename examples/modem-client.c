@@ -7,14 +7,14 @@
  * under wakelockd (design.md section 3, "Closing the hand-off window"):
  *
  *   1. watch the device with epoll, level-triggered, with EPOLLWAKEUP
- *      (wl_epoll_add): from the moment data is queued, the kernel keeps a
+ *      (wakelock_epoll_add): from the moment data is queued, the kernel keeps a
  *      wakeup source active until this process calls epoll_wait() again;
- *   2. wait with wl_epoll_wait(): when it returns events, our libwakelock
+ *   2. wait with wakelock_epoll_wait(): when it returns events, our libwakelock
  *      hold is already taken - it was acquired while the kernel's source
  *      was still active, so there is no moment when neither keeps the
  *      system awake;
  *   3. read the call, do the work (--work-ms), answer on the same line;
- *   4. go back to wl_epoll_wait(), which releases the hold just before it
+ *   4. go back to wakelock_epoll_wait(), which releases the hold just before it
  *      blocks (the kernel's source is still active at that point).
  *
  * Step 1 needs CAP_BLOCK_SUSPEND. A deployment runs this client as an
@@ -58,8 +58,8 @@ static int verbose;
 
 static void die(const char *what, int err)
 {
-	fprintf(stderr, "modem-client: %s: %s%s%s\n", what, wl_strerror(err),
-	        *wl_last_error() ? " - " : "", wl_last_error());
+	fprintf(stderr, "modem-client: %s: %s%s%s\n", what, wakelock_strerror(err),
+	        *wakelock_last_error() ? " - " : "", wakelock_last_error());
 	exit(1);
 }
 
@@ -172,22 +172,22 @@ static int lost_daemon(int r)
  * retrying for up to RECONNECT_MS (a restart under systemd takes a moment),
  * instead of dying and leaving calls unprotected for good.
  */
-static void reconnect(wl_client **cl, wl_hold **h, const char *name)
+static void reconnect(wakelock_client **cl, wakelock_hold **h, const char *name)
 {
 	unsigned waited = 0, step = 50;
 	int r;
 
-	wl_client_close(*cl);           /* destroys *h too */
+	wakelock_client_close(*cl);           /* destroys *h too */
 	*cl = NULL;
 	*h = NULL;
 	for (;;) {
-		r = wl_client_open(NULL, name, cl);
+		r = wakelock_client_open(NULL, name, cl);
 		if (r == 0)
-			r = wl_hold_create(*cl, "call", h);
+			r = wakelock_hold_create(*cl, "call", h);
 		if (r == 0)
 			break;
 		if (*cl) {
-			wl_client_close(*cl);
+			wakelock_client_close(*cl);
 			*cl = NULL;
 		}
 		if (waited >= RECONNECT_MS)
@@ -216,8 +216,8 @@ int main(int argc, char **argv)
 	const char *tty = "/dev/ttyS1", *name = "modem-client";
 	unsigned work_ms = 20;
 	int epollwakeup = 1, hold = 1, c, r, fd, epfd;
-	wl_client *cl = NULL;
-	wl_hold *h = NULL;
+	wakelock_client *cl = NULL;
+	wakelock_hold *h = NULL;
 	char buf[4096];
 	size_t len = 0;
 
@@ -241,15 +241,15 @@ int main(int argc, char **argv)
 	if (epfd < 0)
 		die("epoll_create1", errno);
 	if (hold) {
-		if ((r = wl_client_open(NULL, name, &cl)) < 0)
-			die("wl_client_open", r);
-		if ((r = wl_hold_create(cl, "call", &h)) < 0)
-			die("wl_hold_create", r);
+		if ((r = wakelock_client_open(NULL, name, &cl)) < 0)
+			die("wakelock_client_open", r);
+		if ((r = wakelock_hold_create(cl, "call", &h)) < 0)
+			die("wakelock_hold_create", r);
 	}
 	if (epollwakeup) {
 		/* Level-triggered, no EPOLLONESHOT: the kernel's hold lasts until
 		 * our next epoll_wait(). */
-		r = wl_epoll_add(epfd, fd, EPOLLIN, 0);
+		r = wakelock_epoll_add(epfd, fd, EPOLLIN, 0);
 		if (r == -EPERM) {
 			/* No CAP_BLOCK_SUSPEND: the kernel would drop the flag.
 			 * The port's own wakeup hold (wakeup_hold_ms) covers the
@@ -257,11 +257,11 @@ int main(int argc, char **argv)
 			struct epoll_event ev = { .events = EPOLLIN };
 
 			fprintf(stderr, "modem-client: %s; relying on the port's wakeup hold\n",
-			        wl_last_error());
+			        wakelock_last_error());
 			if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
 				die("epoll_ctl", errno);
 		} else if (r < 0) {
-			die("wl_epoll_add", r);
+			die("wakelock_epoll_add", r);
 		}
 	} else {
 		struct epoll_event ev = { .events = EPOLLIN };
@@ -279,37 +279,37 @@ int main(int argc, char **argv)
 		if (hold && epollwakeup) {
 			/* The pattern: the hold is taken inside, before the kernel's
 			 * EPOLLWAKEUP source can lapse, and released at the next call. */
-			n = wl_epoll_wait(h, epfd, &ev, 1, -1);
+			n = wakelock_epoll_wait(h, epfd, &ev, 1, -1);
 			if (lost_daemon(n)) {
 				/* The kernel's source still covers the event until our
 				 * next epoll_wait: take the new client's hold first. */
 				reconnect(&cl, &h, name);
-				if ((r = wl_hold_acquire(h)) < 0)
-					die("wl_hold_acquire", r);
+				if ((r = wakelock_hold_acquire(h)) < 0)
+					die("wakelock_hold_acquire", r);
 				drain(fd, buf, &len, sizeof(buf), work_ms);
-				wl_hold_release(h);
+				wakelock_hold_release(h);
 				continue;
 			}
 			if (n < 0)
-				die("wl_epoll_wait", n);
+				die("wakelock_epoll_wait", n);
 		} else {
 			n = epoll_wait(epfd, &ev, 1, -1);
 			if (n < 0 && errno == EINTR)
 				continue;
 			if (n < 0)
 				die("epoll_wait", errno);
-			if (hold && lost_daemon(r = wl_hold_acquire(h))) {
+			if (hold && lost_daemon(r = wakelock_hold_acquire(h))) {
 				reconnect(&cl, &h, name);
-				r = wl_hold_acquire(h);
+				r = wakelock_hold_acquire(h);
 			}
 			if (hold && r < 0)   /* too late: window open */
-				die("wl_hold_acquire", r);
+				die("wakelock_hold_acquire", r);
 		}
 		if (n > 0)
 			drain(fd, buf, &len, sizeof(buf), work_ms);
 		/* A release that finds the daemon gone has nothing left to
 		 * release; the next acquire reconnects. */
-		if (hold && !epollwakeup && (r = wl_hold_release(h)) < 0 && !lost_daemon(r))
-			die("wl_hold_release", r);
+		if (hold && !epollwakeup && (r = wakelock_hold_release(h)) < 0 && !lost_daemon(r))
+			die("wakelock_hold_release", r);
 	}
 }

@@ -2,7 +2,7 @@
 /*
  * Wake alarms, the client side.  Creating, setting and cancelling go to
  * the daemon over the client's socket (it owns the timer); waiting reads
- * the daemon's published segment and the eventfd, wl_alarm_done() writes
+ * the daemon's published segment and the eventfd, wakelock_alarm_done() writes
  * the client's own region and wakes the daemon, which ends the alarm's
  * hold (a daemon-owned one).
  */
@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include "wl_client.h"
 
-static int alarm_request(wl_client *c, struct wl_msg_arg *m, int send_fd, uint32_t *index)
+static int alarm_request(wakelock_client *c, struct wl_msg_arg *m, int send_fd, uint32_t *index)
 {
 	struct wl_msg_rep rep;
 	int r;
@@ -27,10 +27,10 @@ static int alarm_request(wl_client *c, struct wl_msg_arg *m, int send_fd, uint32
 	return r;
 }
 
-int wl_alarm_create(wl_client *c, const char *name, wl_alarm **out)
+int wakelock_alarm_create(wakelock_client *c, const char *name, wakelock_alarm **out)
 {
 	struct wl_msg_arg m;
-	wl_alarm *a;
+	wakelock_alarm *a;
 	int r;
 
 	if (!c || !out)
@@ -41,8 +41,8 @@ int wl_alarm_create(wl_client *c, const char *name, wl_alarm **out)
 		wl_set_error("invalid alarm name");
 		return r;
 	}
-	if (strlen(name) >= WL_ALARM_NAME_MAX) {
-		wl_set_error("alarm names have at most %d characters", WL_ALARM_NAME_MAX - 1);
+	if (strlen(name) >= WAKELOCK_ALARM_NAME_MAX) {
+		wl_set_error("alarm names have at most %d characters", WAKELOCK_ALARM_NAME_MAX - 1);
 		return -ENAMETOOLONG;
 	}
 	a = calloc(1, sizeof(*a));
@@ -58,9 +58,9 @@ int wl_alarm_create(wl_client *c, const char *name, wl_alarm **out)
 	}
 	memset(&m, 0, sizeof(m));
 	m.req.op = WL_OP_ALARM_CREATE;
-	strncpy(m.req.name, name, WL_NAME_MAX - 1);
+	strncpy(m.req.name, name, WAKELOCK_NAME_MAX - 1);
 	r = alarm_request(c, &m, a->efd, &a->index);
-	if (r == 0 && a->index >= WL_MAX_ALARMS_PER_CLIENT) {
+	if (r == 0 && a->index >= WAKELOCK_MAX_ALARMS_PER_CLIENT) {
 		wl_set_error("wakelockd assigned an impossible alarm");
 		r = -EBADMSG;
 	}
@@ -85,7 +85,7 @@ int wl_alarm_create(wl_client *c, const char *name, wl_alarm **out)
 	return 0;
 }
 
-static int simple_request(wl_alarm *a, uint16_t op, uint64_t first_ms, uint32_t period_ms,
+static int simple_request(wakelock_alarm *a, uint16_t op, uint64_t first_ms, uint32_t period_ms,
                           uint32_t window_ms)
 {
 	struct wl_msg_arg m;
@@ -99,7 +99,7 @@ static int simple_request(wl_alarm *a, uint16_t op, uint64_t first_ms, uint32_t 
 	return alarm_request(a->c, &m, -1, NULL);
 }
 
-int wl_alarm_set(wl_alarm *a, uint64_t first_ms, uint32_t period_ms, uint32_t window_ms)
+int wakelock_alarm_set(wakelock_alarm *a, uint64_t first_ms, uint32_t period_ms, uint32_t window_ms)
 {
 	if (!a)
 		return -EINVAL;
@@ -116,20 +116,20 @@ int wl_alarm_set(wl_alarm *a, uint64_t first_ms, uint32_t period_ms, uint32_t wi
 	return simple_request(a, WL_OP_ALARM_SET, first_ms, period_ms, window_ms);
 }
 
-int wl_alarm_cancel(wl_alarm *a)
+int wakelock_alarm_cancel(wakelock_alarm *a)
 {
 	if (!a)
 		return -EINVAL;
 	return simple_request(a, WL_OP_ALARM_CANCEL, 0, 0, 0);
 }
 
-int wl_alarm_fd(const wl_alarm *a)
+int wakelock_alarm_fd(const wakelock_alarm *a)
 {
 	return a ? a->efd : -EINVAL;
 }
 
 /* Take note of fires not seen yet: their number, 0 if none. */
-static int acknowledge(wl_alarm *a)
+static int acknowledge(wakelock_alarm *a)
 {
 	const struct wl_shm_header *pub;
 	const struct wl_shm_alarm *al;
@@ -162,7 +162,7 @@ static int acknowledge(wl_alarm *a)
 	return n > 0x7fffffff ? 0x7fffffff : (int)n;
 }
 
-int wl_alarm_wait(wl_alarm *a, int timeout_ms)
+int wakelock_alarm_wait(wakelock_alarm *a, int timeout_ms)
 {
 	uint64_t end = 0;
 	int r;
@@ -202,7 +202,7 @@ int wl_alarm_wait(wl_alarm *a, int timeout_ms)
 	}
 }
 
-int wl_alarm_done(wl_alarm *a)
+int wakelock_alarm_done(wakelock_alarm *a)
 {
 	uint64_t seen;
 
@@ -211,20 +211,20 @@ int wl_alarm_done(wl_alarm *a)
 	pthread_mutex_lock(&a->lock);
 	if (!a->pending) {
 		pthread_mutex_unlock(&a->lock);
-		wl_set_error("no fire of this alarm awaits wl_alarm_done");
+		wl_set_error("no fire of this alarm awaits wakelock_alarm_done");
 		return -EINVAL;
 	}
 	a->pending = 0;
 	seen = a->seen;
 	pthread_mutex_unlock(&a->lock);
 	/* The daemon ends the alarm's hold, or renews it if the alarm fired
-	 * again since wl_alarm_wait (table.c, alarms_ack). */
+	 * again since wakelock_alarm_wait (table.c, alarms_ack). */
 	__atomic_store_n(&a->c->region->alarm_done[a->index], seen, __ATOMIC_RELEASE);
 	wl_client_kick(a->c);
 	return 0;
 }
 
-static void unlink_alarm(wl_alarm *a)
+static void unlink_alarm(wakelock_alarm *a)
 {
 	pthread_mutex_lock(&a->c->holds_lock);
 	*a->pprev = a->next;
@@ -233,7 +233,7 @@ static void unlink_alarm(wl_alarm *a)
 	pthread_mutex_unlock(&a->c->holds_lock);
 }
 
-void wl_alarm_destroy(wl_alarm *a)
+void wakelock_alarm_destroy(wakelock_alarm *a)
 {
 	if (!a)
 		return;
@@ -246,10 +246,10 @@ void wl_alarm_destroy(wl_alarm *a)
 	free(a);
 }
 
-void wl_alarm_forget_all(wl_client *c)
+void wl_alarm_forget_all(wakelock_client *c)
 {
 	while (c->alarms) {
-		wl_alarm *a = c->alarms;
+		wakelock_alarm *a = c->alarms;
 
 		unlink_alarm(a);
 		close(a->efd);

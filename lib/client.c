@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "wl_client.h"
 
-int wl_client_register(wl_client *c, const char *path, int timeout_ms, int *sockp,
+int wl_client_register(wakelock_client *c, const char *path, int timeout_ms, int *sockp,
                        struct wl_seg *pub, int *kick, struct wl_msg_rep *rep)
 {
 	int fds[2], sock, r;
@@ -33,7 +33,7 @@ int wl_client_register(wl_client *c, const char *path, int timeout_ms, int *sock
 	r = wl_seg_map_fd(fds[0], pub);
 	fds[0] = -1;
 	if (r < 0) {
-		wl_set_error("shared segment rejected: %s", wl_strerror(r));
+		wl_set_error("shared segment rejected: %s", wakelock_strerror(r));
 		goto fail_fds;
 	}
 	/* The mapping is all we need of it: one descriptor less per client. */
@@ -51,7 +51,7 @@ fail:
 	return r;
 }
 
-static void free_pubs(wl_client *c)
+static void free_pubs(wakelock_client *c)
 {
 	while (c->pubs) {
 		struct wl_pub_map *p = c->pubs;
@@ -62,10 +62,10 @@ static void free_pubs(wl_client *c)
 	}
 }
 
-int wl_client_open(const char *socket_path, const char *name, wl_client **out)
+int wakelock_client_open(const char *socket_path, const char *name, wakelock_client **out)
 {
 	struct wl_msg_rep rep;
-	wl_client *c;
+	wakelock_client *c;
 	int r;
 
 	if (!out)
@@ -88,7 +88,7 @@ int wl_client_open(const char *socket_path, const char *name, wl_client **out)
 	c->sock = c->kick_fd = c->region_fd = c->pubs->seg.fd = c->resume_fd = -1;
 	r = wl_region_create(&c->region, &c->region_fd);
 	if (r < 0) {
-		wl_set_error("cannot create the client's shared region: %s", wl_strerror(r));
+		wl_set_error("cannot create the client's shared region: %s", wakelock_strerror(r));
 		goto fail;
 	}
 	r = wl_client_register(c, socket_path, 5000, &c->sock, &c->pubs->seg, &c->kick_fd, &rep);
@@ -142,7 +142,7 @@ fail:
 	return r;
 }
 
-int wl_client_hold_request(wl_client *c, uint16_t op, const char *name, int want)
+int wl_client_hold_request(wakelock_client *c, uint16_t op, const char *name, int want)
 {
 	struct wl_msg_arg m;
 	struct wl_msg_rep rep;
@@ -151,13 +151,13 @@ int wl_client_hold_request(wl_client *c, uint16_t op, const char *name, int want
 	memset(&m, 0, sizeof(m));
 	m.req.op = op;
 	if (name)
-		strncpy(m.req.name, name, WL_NAME_MAX - 1);
+		strncpy(m.req.name, name, WAKELOCK_NAME_MAX - 1);
 	m.index = want < 0 ? WL_INDEX_ANY : (uint32_t)want;
 	pthread_mutex_lock(&c->sock_lock);
 	r = wl_request_arg(c->sock, &m, -1, &rep);
 	pthread_mutex_unlock(&c->sock_lock);
 	if (r == 0 && op == WL_OP_HOLD_CREATE) {
-		if (rep.slot >= WL_MAX_HOLDS_PER_CLIENT) {
+		if (rep.slot >= WAKELOCK_MAX_HOLDS_PER_CLIENT) {
 			wl_set_error("wakelockd assigned an impossible hold");
 			return -EBADMSG;
 		}
@@ -168,7 +168,7 @@ int wl_client_hold_request(wl_client *c, uint16_t op, const char *name, int want
 	return r;
 }
 
-void wl_client_kick(wl_client *c)
+void wl_client_kick(wakelock_client *c)
 {
 	uint64_t one = 1;
 
@@ -178,12 +178,12 @@ void wl_client_kick(wl_client *c)
 	}
 }
 
-void wl_client_timed_changed(wl_client *c, uint64_t now)
+void wl_client_timed_changed(wakelock_client *c, uint64_t now)
 {
 	struct wl_region *rg = c->region;
 	uint64_t until = 0;
 
-	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
+	for (uint32_t j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++) {
 		uint64_t dl = __atomic_load_n(&rg->holds[j].deadline, __ATOMIC_RELAXED);
 
 		if (dl > until)
@@ -202,7 +202,7 @@ void wl_client_timed_changed(wl_client *c, uint64_t now)
  * slices, because the daemon may die while closed (a successor reads our
  * region when we register with it, see watch.c).
  */
-void wl_client_wait_open(wl_client *c)
+void wl_client_wait_open(wakelock_client *c)
 {
 	for (;;) {
 		const struct wl_shm_header *pub = __atomic_load_n(&c->pub, __ATOMIC_ACQUIRE);
@@ -219,14 +219,14 @@ void wl_client_wait_open(wl_client *c)
 	}
 }
 
-void wl_client_close(wl_client *c)
+void wakelock_client_close(wakelock_client *c)
 {
 	if (!c)
 		return;
 	wl_watch_stop(c);
 	/* Holds the caller did not destroy go with the client. */
 	while (c->holds)
-		wl_hold_destroy(c->holds);
+		wakelock_hold_destroy(c->holds);
 	wl_alarm_forget_all(c);
 	pthread_mutex_destroy(&c->holds_lock);
 	pthread_mutex_destroy(&c->timed_lock);
@@ -243,7 +243,7 @@ void wl_client_close(wl_client *c)
 	free(c);
 }
 
-int wl_client_fd(const wl_client *c)
+int wakelock_client_fd(const wakelock_client *c)
 {
 	return c ? c->sock : -EINVAL;
 }

@@ -35,7 +35,7 @@ static int wakeup_kept(int epfd, int fd)
 	return r;
 }
 
-int wl_epoll_add(int epfd, int fd, uint32_t events, uint64_t data)
+int wakelock_epoll_add(int epfd, int fd, uint32_t events, uint64_t data)
 {
 	struct epoll_event ev = { .events = events | EPOLLWAKEUP, .data.u64 = data };
 
@@ -60,7 +60,7 @@ int wl_epoll_add(int epfd, int fd, uint32_t events, uint64_t data)
 	return 0;
 }
 
-int wl_epoll_wait(wl_hold *h, int epfd, struct epoll_event *events,
+int wakelock_epoll_wait(wakelock_hold *h, int epfd, struct epoll_event *events,
                   int maxevents, int timeout_ms)
 {
 	int n, r;
@@ -75,7 +75,7 @@ int wl_epoll_wait(wl_hold *h, int epfd, struct epoll_event *events,
 	 */
 	if (h->epoll_held) {
 		h->epoll_held = 0;
-		wl_hold_release(h);
+		wakelock_hold_release(h);
 	}
 	do
 		n = epoll_wait(epfd, events, maxevents, timeout_ms);
@@ -84,7 +84,7 @@ int wl_epoll_wait(wl_hold *h, int epfd, struct epoll_event *events,
 		return -errno;
 	if (n > 0) {
 		/* Take over from the kernel while its source is still held. */
-		r = wl_hold_acquire(h);
+		r = wakelock_hold_acquire(h);
 		if (r < 0)
 			return r;
 		h->epoll_held = 1;

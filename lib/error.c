@@ -16,12 +16,12 @@ void wl_set_error(const char *fmt, ...)
 	va_end(ap);
 }
 
-const char *wl_last_error(void)
+const char *wakelock_last_error(void)
 {
 	return last_error;
 }
 
-const char *wl_strerror(int err)
+const char *wakelock_strerror(int err)
 {
 	if (err < 0)
 		err = -err;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Named holds.  The fast path, wl_hold_acquire and wl_hold_release of an
+ * Named holds.  The fast path, wakelock_hold_acquire and wakelock_hold_release of an
  * untimed hold, touches the client's own region and reads one word of
  * the daemon's: no lock, no system call (wl_region.h has the handshake).
  * Creating and destroying a hold are requests to the daemon, which keeps
@@ -12,9 +12,9 @@
 #include "wl_client.h"
 
 /* A free index of the client's region (holds_lock held), -1 if none. */
-static int index_take(wl_client *c)
+static int index_take(wakelock_client *c)
 {
-	for (uint32_t w = 0; w < WL_MAX_HOLDS_PER_CLIENT / 64; w++) {
+	for (uint32_t w = 0; w < WAKELOCK_MAX_HOLDS_PER_CLIENT / 64; w++) {
 		if (~c->hold_used[w]) {
 			int b = __builtin_ctzll(~c->hold_used[w]);
 
@@ -25,15 +25,15 @@ static int index_take(wl_client *c)
 	return -1;
 }
 
-static void index_put(wl_client *c, uint32_t i)
+static void index_put(wakelock_client *c, uint32_t i)
 {
 	c->hold_used[i / 64] &= ~(1ull << (i % 64));
 }
 
-int wl_hold_create(wl_client *c, const char *name, wl_hold **out)
+int wakelock_hold_create(wakelock_client *c, const char *name, wakelock_hold **out)
 {
 	struct wl_region_hold *rh;
-	wl_hold *h;
+	wakelock_hold *h;
 	int r, i;
 
 	if (!c || !out)
@@ -90,9 +90,9 @@ int wl_hold_create(wl_client *c, const char *name, wl_hold **out)
 	return 0;
 }
 
-void wl_hold_destroy(wl_hold *h)
+void wakelock_hold_destroy(wakelock_hold *h)
 {
-	wl_client *c;
+	wakelock_client *c;
 	struct wl_region_hold *rh;
 
 	if (!h)
@@ -118,10 +118,10 @@ void wl_hold_destroy(wl_hold *h)
 }
 
 /* The fast path: our hold's depth, then the daemon's phase. */
-int wl_hold_acquire(wl_hold *h)
+int wakelock_hold_acquire(wakelock_hold *h)
 {
 	struct wl_region_hold *rh;
-	wl_client *c;
+	wakelock_client *c;
 	uint32_t d;
 
 	if (!h)
@@ -150,9 +150,9 @@ int wl_hold_acquire(wl_hold *h)
 	return 0;
 }
 
-static int release_timed(wl_hold *h)
+static int release_timed(wakelock_hold *h)
 {
-	wl_client *c = h->c;
+	wakelock_client *c = h->c;
 	struct wl_region_hold *rh = &c->region->holds[h->index];
 	uint64_t now = wl_now_mono();
 	int r = 0;
@@ -171,10 +171,10 @@ static int release_timed(wl_hold *h)
 
 /* The fast path: our hold's depth, and a kick if it was our last hold
  * and the daemon waits for it to end. */
-int wl_hold_release(wl_hold *h)
+int wakelock_hold_release(wakelock_hold *h)
 {
 	struct wl_region_hold *rh;
-	wl_client *c;
+	wakelock_client *c;
 	uint32_t d;
 
 	if (!h)
@@ -207,10 +207,10 @@ int wl_hold_release(wl_hold *h)
 	return 0;
 }
 
-int wl_hold_acquire_timeout(wl_hold *h, uint32_t timeout_ms)
+int wakelock_hold_acquire_timeout(wakelock_hold *h, uint32_t timeout_ms)
 {
 	struct wl_region_hold *rh;
-	wl_client *c;
+	wakelock_client *c;
 	uint64_t now, dl, until;
 
 	if (!h)
@@ -243,7 +243,7 @@ int wl_hold_acquire_timeout(wl_hold *h, uint32_t timeout_ms)
 	return 0;
 }
 
-int wl_hold_is_held(wl_hold *h)
+int wakelock_hold_is_held(wakelock_hold *h)
 {
 	struct wl_region_hold *rh;
 

@@ -32,8 +32,8 @@ void wl_ledger_cause_key(const struct wl_ledger_record *r, char *buf, size_t len
 	if (!len)
 		return;
 	if (r->cause & WL_LC_ALARM)
-		snprintf(buf, len, "alarm %.*s/%.*s", (int)WL_NAME_MAX, r->alarm_client,
-		         (int)WL_NAME_MAX, r->alarm_name);
+		snprintf(buf, len, "alarm %.*s/%.*s", (int)WAKELOCK_NAME_MAX, r->alarm_client,
+		         (int)WAKELOCK_NAME_MAX, r->alarm_name);
 	else if ((r->cause & WL_LC_SOURCES) && r->nsources)
 		snprintf(buf, len, "source %.*s", (int)WL_LEDGER_SRC_NAME, r->sources[0]);
 	else if (r->cause & WL_LC_IRQ)
@@ -97,9 +97,9 @@ void wl_ledger_json_record(FILE *f, const struct wl_ledger_record *r)
 	        (r->cause & WL_LC_SRC_TRUNC) ? "true" : "false");
 	if (r->cause & WL_LC_ALARM) {
 		fputs("{\"client\":", f);
-		json_name(f, r->alarm_client, WL_NAME_MAX);
+		json_name(f, r->alarm_client, WAKELOCK_NAME_MAX);
 		fputs(",\"name\":", f);
-		json_name(f, r->alarm_name, WL_NAME_MAX);
+		json_name(f, r->alarm_name, WAKELOCK_NAME_MAX);
 		fputc('}', f);
 	} else {
 		fputs("null", f);
@@ -108,9 +108,9 @@ void wl_ledger_json_record(FILE *f, const struct wl_ledger_record *r)
 	        wl_ledger_claim_state_name(r->claim_state), r->nclaims_total);
 	for (unsigned i = 0; i < nc; i++) {
 		fputs(i ? ",{\"client\":" : "{\"client\":", f);
-		json_name(f, r->claims[i].client, WL_NAME_MAX);
+		json_name(f, r->claims[i].client, WAKELOCK_NAME_MAX);
 		fputs(",\"hold\":", f);
-		json_name(f, r->claims[i].hold, WL_NAME_MAX);
+		json_name(f, r->claims[i].hold, WAKELOCK_NAME_MAX);
 		fprintf(f, ",\"latency_us\":%llu}", (unsigned long long)(r->claims[i].latency_ns / 1000u));
 	}
 	fputs("]}", f);
@@ -309,12 +309,12 @@ size_t wl_ledger_encode(const struct wl_ledger_record *r, uint8_t *buf, size_t l
 	put(&w, ns, 1);
 	for (unsigned i = 0; i < ns; i++)
 		put_name(&w, r->sources[i], WL_LEDGER_SRC_NAME);
-	put_name(&w, r->alarm_client, WL_NAME_MAX);
-	put_name(&w, r->alarm_name, WL_NAME_MAX);
+	put_name(&w, r->alarm_client, WAKELOCK_NAME_MAX);
+	put_name(&w, r->alarm_name, WAKELOCK_NAME_MAX);
 	put(&w, nc, 1);
 	for (unsigned i = 0; i < nc; i++) {
-		put_name(&w, r->claims[i].client, WL_NAME_MAX);
-		put_name(&w, r->claims[i].hold, WL_NAME_MAX);
+		put_name(&w, r->claims[i].client, WAKELOCK_NAME_MAX);
+		put_name(&w, r->claims[i].hold, WAKELOCK_NAME_MAX);
 		put(&w, r->claims[i].latency_ns, 8);
 	}
 	return w.bad ? 0 : w.off;
@@ -375,14 +375,14 @@ int wl_ledger_decode(const uint8_t *buf, size_t len, struct wl_ledger_record *r)
 		return -EBADMSG;
 	for (unsigned i = 0; i < r->nsources; i++)
 		get_name(&w, r->sources[i], WL_LEDGER_SRC_NAME);
-	get_name(&w, r->alarm_client, WL_NAME_MAX);
-	get_name(&w, r->alarm_name, WL_NAME_MAX);
+	get_name(&w, r->alarm_client, WAKELOCK_NAME_MAX);
+	get_name(&w, r->alarm_name, WAKELOCK_NAME_MAX);
 	r->nclaims = (uint8_t)get(&w, 1);
 	if (w.bad || r->nclaims > WL_LEDGER_CLAIMS)
 		return -EBADMSG;
 	for (unsigned i = 0; i < r->nclaims; i++) {
-		get_name(&w, r->claims[i].client, WL_NAME_MAX);
-		get_name(&w, r->claims[i].hold, WL_NAME_MAX);
+		get_name(&w, r->claims[i].client, WAKELOCK_NAME_MAX);
+		get_name(&w, r->claims[i].hold, WAKELOCK_NAME_MAX);
 		r->claims[i].latency_ns = get(&w, 8);
 	}
 	if (w.bad)

@@ -11,8 +11,8 @@ int wl_name_check(const char *name)
 
 	if (!name || !*name)
 		return -EINVAL;
-	n = strnlen(name, WL_NAME_MAX);
-	if (n >= WL_NAME_MAX)
+	n = strnlen(name, WAKELOCK_NAME_MAX);
+	if (n >= WAKELOCK_NAME_MAX)
 		return -ENAMETOOLONG;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)name[i];

@@ -232,7 +232,7 @@ static void fill_req(struct wl_msg_req *req, uint16_t op, const char *name)
 	req->abi_major = WL_ABI_MAJOR;
 	req->op = op;
 	if (name)
-		strncpy(req->name, name, WL_NAME_MAX - 1);
+		strncpy(req->name, name, WAKELOCK_NAME_MAX - 1);
 }
 
 int wl_request(int sock, uint16_t op, const char *name, struct wl_msg_rep *rep, int *fd)
@@ -240,8 +240,8 @@ int wl_request(int sock, uint16_t op, const char *name, struct wl_msg_rep *rep, 
 	struct wl_msg_req req;
 
 	/* Never cut a name short: its prefix may be another client's. */
-	if (name && strlen(name) >= WL_NAME_MAX) {
-		wl_set_error("name longer than %d bytes", WL_NAME_MAX - 1);
+	if (name && strlen(name) >= WAKELOCK_NAME_MAX) {
+		wl_set_error("name longer than %d bytes", WAKELOCK_NAME_MAX - 1);
 		return -ENAMETOOLONG;
 	}
 	fill_req(&req, op, name);
@@ -253,8 +253,8 @@ int wl_request_fds(int sock, uint16_t op, const char *name, int send_fd,
 {
 	struct wl_msg_req req;
 
-	if (name && strlen(name) >= WL_NAME_MAX) {
-		wl_set_error("name longer than %d bytes", WL_NAME_MAX - 1);
+	if (name && strlen(name) >= WAKELOCK_NAME_MAX) {
+		wl_set_error("name longer than %d bytes", WAKELOCK_NAME_MAX - 1);
 		return -ENAMETOOLONG;
 	}
 	fill_req(&req, op, name);
@@ -263,10 +263,10 @@ int wl_request_fds(int sock, uint16_t op, const char *name, int send_fd,
 
 int wl_request_arg(int sock, struct wl_msg_arg *m, int send_fd, struct wl_msg_rep *rep)
 {
-	char name[WL_NAME_MAX];
+	char name[WAKELOCK_NAME_MAX];
 
-	memcpy(name, m->req.name, WL_NAME_MAX);
-	name[WL_NAME_MAX - 1] = 0;
+	memcpy(name, m->req.name, WAKELOCK_NAME_MAX);
+	name[WAKELOCK_NAME_MAX - 1] = 0;
 	fill_req(&m->req, m->req.op, name);
 	m->pad = 0;
 	return exchange(sock, m, sizeof(*m), send_fd, rep, NULL, 0);
@@ -274,10 +274,10 @@ int wl_request_arg(int sock, struct wl_msg_arg *m, int send_fd, struct wl_msg_re
 
 int wl_request_arg_fd(int sock, struct wl_msg_arg *m, struct wl_msg_rep *rep, int *fd)
 {
-	char name[WL_NAME_MAX];
+	char name[WAKELOCK_NAME_MAX];
 
-	memcpy(name, m->req.name, WL_NAME_MAX);
-	name[WL_NAME_MAX - 1] = 0;
+	memcpy(name, m->req.name, WAKELOCK_NAME_MAX);
+	name[WAKELOCK_NAME_MAX - 1] = 0;
 	fill_req(&m->req, m->req.op, name);
 	m->pad = 0;
 	return exchange(sock, m, sizeof(*m), -1, rep, fd, 1);

@@ -23,7 +23,7 @@ int wl_region_create(struct wl_region **out, int *fdp)
 	rg->abi_major = WL_ABI_MAJOR;
 	rg->abi_minor = WL_ABI_MINOR;
 	rg->size = sizeof(*rg);
-	rg->nholds = WL_MAX_HOLDS_PER_CLIENT;
+	rg->nholds = WAKELOCK_MAX_HOLDS_PER_CLIENT;
 	rg->magic = WL_REGION_MAGIC;
 	/* What the daemon requires before it maps it: it can never shrink
 	 * under the daemon's mapping (a read past the end would kill the

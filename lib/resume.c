@@ -10,7 +10,7 @@
 #include "wl_ledger.h"
 
 /* Subscribe fd on the client's connection (sock_lock held). */
-static int subscribe(wl_client *c, int fd)
+static int subscribe(wakelock_client *c, int fd)
 {
 	struct wl_msg_arg m;
 	struct wl_msg_rep rep;
@@ -20,7 +20,7 @@ static int subscribe(wl_client *c, int fd)
 	return wl_request_arg(c->sock, &m, fd, &rep);
 }
 
-int wl_resume_fd(wl_client *c)
+int wakelock_resume_fd(wakelock_client *c)
 {
 	int fd, r;
 
@@ -49,7 +49,7 @@ int wl_resume_fd(wl_client *c)
 	return fd;
 }
 
-int wl_client_resubscribe(wl_client *c)
+int wl_client_resubscribe(wakelock_client *c)
 {
 	int r = 0;
 
@@ -60,7 +60,7 @@ int wl_client_resubscribe(wl_client *c)
 	return r;
 }
 
-int wl_resume_read(wl_client *c, struct wl_resume *out)
+int wakelock_resume_read(wakelock_client *c, struct wakelock_resume *out)
 {
 	struct wl_ledger_record *rec;
 	uint64_t cnt;
@@ -70,7 +70,7 @@ int wl_resume_read(wl_client *c, struct wl_resume *out)
 	if (!c || !out)
 		return -EINVAL;
 	if (c->resume_fd < 0) {
-		wl_set_error("call wl_resume_fd() first");
+		wl_set_error("call wakelock_resume_fd() first");
 		return -EINVAL;
 	}
 	/* Drain first: an attempt recorded after this read signals again. */

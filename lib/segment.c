@@ -26,7 +26,7 @@ int wl_seg_validate(const void *map, size_t maplen)
 		return -EBADMSG;
 	if (h->header_size != sizeof(struct wl_shm_header) ||
 	    h->slot_size != sizeof(struct wl_shm_slot) ||
-	    h->nholds != WL_MAX_HOLDS_PER_CLIENT ||
+	    h->nholds != WAKELOCK_MAX_HOLDS_PER_CLIENT ||
 	    h->nslots == 0 || h->nslots > WL_MAX_CLIENTS ||
 	    h->size != wl_shm_total_size(h->nslots) || h->size > maplen ||
 	    h->nlive > h->nslots)
@@ -180,7 +180,7 @@ int wl_seg_init(struct wl_shm_header *hdr, uint32_t nslots)
 	hdr->header_size = sizeof(struct wl_shm_header);
 	hdr->slot_size = sizeof(struct wl_shm_slot);
 	hdr->nslots = nslots;
-	hdr->nholds = WL_MAX_HOLDS_PER_CLIENT;
+	hdr->nholds = WAKELOCK_MAX_HOLDS_PER_CLIENT;
 	hdr->next_client_id = 1;
 	hdr->daemon_pid = (int32_t)getpid();
 	hdr->daemon_start_rt = wl_now_real();

@@ -102,7 +102,7 @@ static uint32_t slot_recount(struct wl_shm_slot *s, uint64_t *now)
 	uint32_t active = 0, dactive = 0;
 	uint64_t next = 0;
 
-	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
+	for (uint32_t j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++) {
 		struct wl_shm_hold *h = &s->holds[j];
 
 		if (s->state != WL_SLOT_LIVE)
@@ -163,7 +163,7 @@ static void rebuild_order(struct wl_shm_header *hdr)
 static int lookup(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
                   struct wl_shm_slot **sp, struct wl_shm_hold **hp)
 {
-	if (slot >= hdr->nslots || hold >= WL_MAX_HOLDS_PER_CLIENT)
+	if (slot >= hdr->nslots || hold >= WAKELOCK_MAX_HOLDS_PER_CLIENT)
 		return -EINVAL;
 	*sp = &hdr->slots[slot];
 	*hp = &(*sp)->holds[hold];
@@ -241,7 +241,7 @@ uint64_t wl_table_expire(struct wl_shm_header *hdr, uint64_t now)
 		if (s->next_deadline <= clk(&now)) {
 			uint64_t snext = 0;
 
-			for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
+			for (uint32_t j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++) {
 				struct wl_shm_hold *h = &s->holds[j];
 
 				if (!h->in_use || !h->deadline || h->owner != WL_HOLD_DAEMON)
@@ -279,7 +279,7 @@ int wl_table_slot_alloc(struct wl_shm_header *hdr, int32_t pid, uint32_t uid,
 	s->client_id = hdr->next_client_id++;
 	s->pid = pid;
 	s->uid = uid;
-	strncpy(s->name, name, WL_NAME_MAX - 1);
+	strncpy(s->name, name, WAKELOCK_NAME_MAX - 1);
 	s->allowed = allowed ? 1 : 0;
 	s->registered_rt = wl_now_real();
 	s->pos = hdr->nlive++;
@@ -300,7 +300,7 @@ void wl_table_slot_free(struct wl_shm_header *hdr, uint32_t slot, uint64_t now)
 	if (s->state != WL_SLOT_LIVE)
 		return;
 	/* Only this client's holds; its region goes with it. */
-	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
+	for (uint32_t j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++) {
 		struct wl_shm_hold *h = &s->holds[j];
 
 		if (!h->in_use)
@@ -358,7 +358,7 @@ void wl_table_set_allowed(struct wl_shm_header *hdr, uint32_t slot, int allowed,
 static void hold_init(struct wl_shm_hold *h, const char *name, uint32_t owner)
 {
 	memset(h, 0, sizeof(*h));
-	strncpy(h->name, name, WL_NAME_MAX - 1);
+	strncpy(h->name, name, WAKELOCK_NAME_MAX - 1);
 	h->owner = owner;
 	h->in_use = 1;
 }
@@ -368,7 +368,7 @@ int wl_table_hold_alloc(struct wl_shm_header *hdr, uint32_t slot, const char *na
 {
 	struct wl_shm_slot *s;
 
-	if (slot >= hdr->nslots || want >= (int)WL_MAX_HOLDS_PER_CLIENT)
+	if (slot >= hdr->nslots || want >= (int)WAKELOCK_MAX_HOLDS_PER_CLIENT)
 		return -EINVAL;
 	s = &hdr->slots[slot];
 	if (s->state != WL_SLOT_LIVE)
@@ -379,7 +379,7 @@ int wl_table_hold_alloc(struct wl_shm_header *hdr, uint32_t slot, const char *na
 		hold_init(&s->holds[want], name, owner);
 		return want;
 	}
-	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
+	for (uint32_t j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++) {
 		if (!s->holds[j].in_use) {
 			hold_init(&s->holds[j], name, owner);
 			return (int)j;
@@ -394,7 +394,7 @@ void wl_table_hold_free(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
 	struct wl_shm_slot *s;
 	struct wl_shm_hold *h;
 
-	if (slot >= hdr->nslots || hold >= WL_MAX_HOLDS_PER_CLIENT)
+	if (slot >= hdr->nslots || hold >= WAKELOCK_MAX_HOLDS_PER_CLIENT)
 		return;
 	s = &hdr->slots[slot];
 	h = &s->holds[hold];
@@ -427,11 +427,11 @@ static void alarms_ack(struct wl_shm_header *hdr, uint32_t slot, const struct wl
 {
 	struct wl_shm_slot *s = &hdr->slots[slot];
 
-	for (uint32_t j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++) {
+	for (uint32_t j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++) {
 		struct wl_shm_alarm *al = &s->alarms[j];
 		uint64_t done;
 
-		if (!al->in_use || al->hold >= WL_MAX_HOLDS_PER_CLIENT)
+		if (!al->in_use || al->hold >= WAKELOCK_MAX_HOLDS_PER_CLIENT)
 			continue;
 		done = __atomic_load_n(&rg->alarm_done[j], __ATOMIC_ACQUIRE);
 		if (done > al->fired_seq)
@@ -501,7 +501,7 @@ void wl_table_sync(struct wl_shm_header *hdr, const struct wl_region *const *reg
 		uint64_t acq = 0, held = 0;
 		uint32_t active = 0;
 
-		for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++) {
+		for (uint32_t j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++) {
 			struct wl_shm_hold *h = &s->holds[j];
 
 			if (!h->in_use)

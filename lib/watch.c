@@ -17,7 +17,7 @@
  * region, untouched by all this: only the daemon's published segment
  * (c->pub, swapped atomically; the old mapping stays until close), the
  * eventfd and the connection change, the last two keeping their
- * descriptor numbers (dup2), so wl_client_fd() stays valid.
+ * descriptor numbers (dup2), so wakelock_client_fd() stays valid.
  *
  * Not carried over: wake alarms (the new daemon knows nothing of their
  * schedule).  A client with alarms is not re-registered; its calls fail
@@ -33,8 +33,8 @@
 #include <unistd.h>
 #include "wl_client.h"
 
-/* Sleep up to ms, or until wl_client_close; 1 if asked to stop. */
-static int stop_requested(wl_client *c, int ms)
+/* Sleep up to ms, or until wakelock_client_close; 1 if asked to stop. */
+static int stop_requested(wakelock_client *c, int ms)
 {
 	struct pollfd p = { .fd = c->watch_stop, .events = POLLIN };
 
@@ -42,7 +42,7 @@ static int stop_requested(wl_client *c, int ms)
 }
 
 /* One attempt to register with the (new) daemon. */
-static int reregister(wl_client *c)
+static int reregister(wakelock_client *c)
 {
 	struct wl_pub_map *pm = calloc(1, sizeof(*pm));
 	struct wl_msg_rep rep;
@@ -65,7 +65,7 @@ static int reregister(wl_client *c)
 	}
 	pthread_mutex_lock(&c->sock_lock);
 	/* Same descriptor numbers: what the application has of
-	 * wl_client_fd() stays valid, and a kick in flight goes to one
+	 * wakelock_client_fd() stays valid, and a kick in flight goes to one
 	 * daemon or the other, both harmless. */
 	if (dup2(sock, c->sock) < 0 || dup2(kick, c->kick_fd) < 0)
 		r = -errno;
@@ -90,13 +90,13 @@ static int reregister(wl_client *c)
 	wl_client_kick(c);
 	/* The names, at the indices the region has them (copied first: a
 	 * hold may be destroyed meanwhile, its request then fails). */
-	struct { uint32_t index; char name[WL_NAME_MAX]; } names[WL_MAX_HOLDS_PER_CLIENT];
+	struct { uint32_t index; char name[WAKELOCK_NAME_MAX]; } names[WAKELOCK_MAX_HOLDS_PER_CLIENT];
 	unsigned n = 0;
 
 	pthread_mutex_lock(&c->holds_lock);
-	for (wl_hold *h = c->holds; h && n < WL_MAX_HOLDS_PER_CLIENT; h = h->next) {
+	for (wakelock_hold *h = c->holds; h && n < WAKELOCK_MAX_HOLDS_PER_CLIENT; h = h->next) {
 		names[n].index = h->index;
-		memcpy(names[n].name, h->name, WL_NAME_MAX);
+		memcpy(names[n].name, h->name, WAKELOCK_NAME_MAX);
 		n++;
 	}
 	pthread_mutex_unlock(&c->holds_lock);
@@ -108,7 +108,7 @@ static int reregister(wl_client *c)
 	return 0;
 }
 
-static int has_alarms(wl_client *c)
+static int has_alarms(wakelock_client *c)
 {
 	int r;
 
@@ -120,7 +120,7 @@ static int has_alarms(wl_client *c)
 
 /* The daemon hung up: retry for WL_REREGISTER_MS.  0 when moved over,
  * 1 when asked to stop, negative when given up. */
-static int recover(wl_client *c)
+static int recover(wakelock_client *c)
 {
 	unsigned waited = 0, step = 20;
 
@@ -145,7 +145,7 @@ static int recover(wl_client *c)
 
 static void *watch(void *arg)
 {
-	wl_client *c = arg;
+	wakelock_client *c = arg;
 
 	for (;;) {
 		struct pollfd p[2] = {
@@ -167,7 +167,7 @@ static void *watch(void *arg)
 	}
 }
 
-int wl_watch_start(wl_client *c)
+int wl_watch_start(wakelock_client *c)
 {
 	sigset_t all, old;
 	int r;
@@ -189,7 +189,7 @@ int wl_watch_start(wl_client *c)
 	return 0;
 }
 
-void wl_watch_stop(wl_client *c)
+void wl_watch_stop(wakelock_client *c)
 {
 	uint64_t one = 1;
 

@@ -15,7 +15,7 @@ struct wl_pub_map {
 	struct wl_pub_map *next;
 };
 
-struct wl_client {
+struct wakelock_client {
 	/* The fast path reads these and nothing else. */
 	struct wl_region *region;            /* ours, read-write */
 	const struct wl_shm_header *pub;     /* the daemon's, read-only (atomic) */
@@ -29,66 +29,66 @@ struct wl_client {
 	uint32_t slot;
 	uint64_t client_id;
 	pthread_mutex_t holds_lock;  /* guards the lists and hold_used */
-	struct wl_hold *holds;       /* destroyed by wl_client_close */
-	struct wl_alarm *alarms;     /* likewise */
-	uint64_t hold_used[WL_MAX_HOLDS_PER_CLIENT / 64];
+	struct wakelock_hold *holds;       /* destroyed by wakelock_client_close */
+	struct wakelock_alarm *alarms;     /* likewise */
+	uint64_t hold_used[WAKELOCK_MAX_HOLDS_PER_CLIENT / 64];
 	/* Timed holds change timed_until, which is one word for all of
 	 * them: those changes are serialised (not the untimed fast path). */
 	pthread_mutex_t timed_lock;
 	/* One request and its reply at a time on sock. */
 	pthread_mutex_t sock_lock;
 	int resume_fd;               /* resume notifications, -1 = none (sock_lock) */
-	uint64_t resume_seen;        /* the last attempt wl_resume_read reported */
-	char name[WL_NAME_MAX];
-	char *sock_path;             /* as given to wl_client_open, or NULL */
+	uint64_t resume_seen;        /* the last attempt wakelock_resume_read reported */
+	char name[WAKELOCK_NAME_MAX];
+	char *sock_path;             /* as given to wakelock_client_open, or NULL */
 	pthread_t watcher;
-	int watch_stop;              /* eventfd: wl_client_close ends the watcher */
+	int watch_stop;              /* eventfd: wakelock_client_close ends the watcher */
 	int watching;
 };
 
-struct wl_hold {
-	wl_client *c;
+struct wakelock_hold {
+	wakelock_client *c;
 	uint32_t index;
-	int epoll_held;   /* acquired by wl_epoll_wait, to release next call */
-	char name[WL_NAME_MAX];
-	struct wl_hold *next, **pprev;
+	int epoll_held;   /* acquired by wakelock_epoll_wait, to release next call */
+	char name[WAKELOCK_NAME_MAX];
+	struct wakelock_hold *next, **pprev;
 };
 
-struct wl_alarm {
-	wl_client *c;
+struct wakelock_alarm {
+	wakelock_client *c;
 	uint32_t index;   /* in the slot's alarms[] */
 	int efd;          /* signalled by the daemon when it fires */
 	pthread_mutex_t lock;
-	uint64_t seen;    /* fired_seq acknowledged by wl_alarm_wait */
-	int pending;      /* acknowledged fires await wl_alarm_done */
-	struct wl_alarm *next, **pprev;
+	uint64_t seen;    /* fired_seq acknowledged by wakelock_alarm_wait */
+	int pending;      /* acknowledged fires await wakelock_alarm_done */
+	struct wakelock_alarm *next, **pprev;
 };
 
 /* client.c */
 /* Register c (its name and region) on a new connection to path: on
  * success *sock, *pub (mapped read-only), *kick and the reply. */
-int wl_client_register(wl_client *c, const char *path, int timeout_ms, int *sock,
+int wl_client_register(wakelock_client *c, const char *path, int timeout_ms, int *sock,
                        struct wl_seg *pub, int *kick, struct wl_msg_rep *rep);
 /* Ask the daemon for a hold entry named name at index want (-1: any). */
-int wl_client_hold_request(wl_client *c, uint16_t op, const char *name, int want);
+int wl_client_hold_request(wakelock_client *c, uint16_t op, const char *name, int want);
 /* Wake the daemon (it waits for holds to end). */
-void wl_client_kick(wl_client *c);
+void wl_client_kick(wakelock_client *c);
 /* The hold's region entry changed: recompute timed_until (timed_lock
  * held) and wake a waiting daemon if nothing holds any more. */
-void wl_client_timed_changed(wl_client *c, uint64_t now);
+void wl_client_timed_changed(wakelock_client *c, uint64_t now);
 /* The acquire saw the daemon's phase CLOSED: wait until it opens. */
-void wl_client_wait_open(wl_client *c);
+void wl_client_wait_open(wakelock_client *c);
 
 /* resume.c: subscribe again (a new daemon), if subscribed. */
-int wl_client_resubscribe(wl_client *c);
+int wl_client_resubscribe(wakelock_client *c);
 
 /* watch.c: a thread per client that notices the daemon's hang-up and
  * registers the client and its holds with its successor. */
 #define WL_REREGISTER_MS 10000u
-int wl_watch_start(wl_client *c);
-void wl_watch_stop(wl_client *c);
+int wl_watch_start(wakelock_client *c);
+void wl_watch_stop(wakelock_client *c);
 /* alarm.c: free the handles without asking the daemon (it reaps them
  * with the connection). */
-void wl_alarm_forget_all(wl_client *c);
+void wl_alarm_forget_all(wakelock_client *c);
 
 #endif

@@ -47,8 +47,8 @@ enum wl_ledger_asleep_src {
 #define WL_LC_SRC_TRUNC    0x40u  /* more sources than a snapshot holds */
 
 struct wl_ledger_claim {
-	char client[WL_NAME_MAX];
-	char hold[WL_NAME_MAX];
+	char client[WAKELOCK_NAME_MAX];
+	char hold[WAKELOCK_NAME_MAX];
 	uint64_t latency_ns;          /* from resume (end_mono_ns) */
 };
 
@@ -70,7 +70,7 @@ struct wl_ledger_record {
 	uint16_t nclaims_total;       /* claims in the window; the first kept */
 	uint8_t outcome, asleep_src, claim_state, nsources, nclaims, pad[3];
 	char sources[WL_LEDGER_SOURCES][WL_LEDGER_SRC_NAME];
-	char alarm_client[WL_NAME_MAX], alarm_name[WL_NAME_MAX];
+	char alarm_client[WAKELOCK_NAME_MAX], alarm_name[WAKELOCK_NAME_MAX];
 	struct wl_ledger_claim claims[WL_LEDGER_CLAIMS];  /* by latency */
 };
 
@@ -89,7 +89,7 @@ const char *wl_ledger_asleep_src_name(unsigned src);       /* "clocks" */
  *   "unknown"            none of these.
  * Raw bytes (names unescaped), cut to len - 1.
  */
-#define WL_LEDGER_CAUSE_MAX (8u + 2u * WL_NAME_MAX)
+#define WL_LEDGER_CAUSE_MAX (8u + 2u * WAKELOCK_NAME_MAX)
 void wl_ledger_cause_key(const struct wl_ledger_record *r, char *buf, size_t len);
 
 /* One record as a JSON object (no newline). */
@@ -134,7 +134,7 @@ void wl_ledger_json_summary(FILE *f, const struct wl_ledger_summary *s);
  *   u8 nclaims, nclaims x (name client, name hold, u64 latency_ns).
  * Decoding checks every count and length against the record's bounds. */
 #define WL_LEDGER_WIRE_MAX (4u + 7u * 8u + 16u + 1u + WL_LEDGER_SOURCES * WL_LEDGER_SRC_NAME + \
-                            2u * WL_NAME_MAX + 1u + WL_LEDGER_CLAIMS * (2u * WL_NAME_MAX + 8u))
+                            2u * WAKELOCK_NAME_MAX + 1u + WL_LEDGER_CLAIMS * (2u * WAKELOCK_NAME_MAX + 8u))
 /* Bytes written, or 0 if len is too small. */
 size_t wl_ledger_encode(const struct wl_ledger_record *r, uint8_t *buf, size_t len);
 /* Bytes consumed, or -EBADMSG on a malformed or truncated record. */

@@ -42,7 +42,7 @@ enum wl_op {
 	 * the oldest sequence number still held. */
 	WL_OP_WAKES = 12,
 	/* Resume notifications: carries the client's eventfd, written after
-	 * each suspend attempt (wl_resume_fd). */
+	 * each suspend attempt (wakelock_resume_fd). */
 	WL_OP_RESUME_SUBSCRIBE = 13,
 };
 #define WL_INDEX_ANY 0xffffffffu
@@ -51,7 +51,7 @@ struct wl_msg_req {
 	uint32_t magic;
 	uint16_t abi_major;
 	uint16_t op;
-	char name[WL_NAME_MAX];
+	char name[WAKELOCK_NAME_MAX];
 };
 
 /* A request about an alarm or a hold: the common request followed by its

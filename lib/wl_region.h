@@ -57,17 +57,17 @@ struct wl_region {
 	 * the latest deadline of the timed ones. */
 	uint64_t timed_until;   /* 0 = none */
 	uint8_t pad1[56];
-	uint32_t depth[WL_MAX_HOLDS_PER_CLIENT];
+	uint32_t depth[WAKELOCK_MAX_HOLDS_PER_CLIENT];
 	/* Per alarm (index as the daemon assigned it): the fires whose work
-	 * the client has finished (wl_alarm_done). */
-	uint64_t alarm_done[WL_MAX_ALARMS_PER_CLIENT];
-	struct wl_region_hold holds[WL_MAX_HOLDS_PER_CLIENT];
+	 * the client has finished (wakelock_alarm_done). */
+	uint64_t alarm_done[WAKELOCK_MAX_ALARMS_PER_CLIENT];
+	struct wl_region_hold holds[WAKELOCK_MAX_HOLDS_PER_CLIENT];
 };
 
 /* Whether no untimed hold of the region is held. */
 static inline int wl_region_untimed_idle(const struct wl_region *rg)
 {
-	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++)
+	for (uint32_t j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++)
 		if (__atomic_load_n(&rg->depth[j], __ATOMIC_SEQ_CST))
 			return 0;
 	return 1;

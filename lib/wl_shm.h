@@ -43,10 +43,10 @@
  * daemon with few clients pays a few pages.
  */
 #define WL_MAX_CLIENTS 1024u
-#define WL_MAX_HOLDS_PER_CLIENT 128u
+#define WAKELOCK_MAX_HOLDS_PER_CLIENT 128u
 #define WL_ERRNO_BUCKETS 8u
 #define WL_WAKE_MAX 128u
-#define WL_MAX_ALARMS_PER_CLIENT 16u
+#define WAKELOCK_MAX_ALARMS_PER_CLIENT 16u
 /* An alarm holds the system awake through a hold of its own client called
  * "alarm:NAME" (see wl_shm_alarm). */
 #define WL_ALARM_HOLD_PREFIX "alarm:"
@@ -72,7 +72,7 @@ enum wl_daemon_state {
 };
 
 struct wl_shm_hold {
-	char name[WL_NAME_MAX];
+	char name[WAKELOCK_NAME_MAX];
 	uint32_t in_use;        /* entry allocated by its client */
 	uint32_t depth;         /* untimed nesting */
 	uint64_t deadline;      /* CLOCK_MONOTONIC ns of a timed hold, 0 = none */
@@ -98,15 +98,15 @@ struct wl_alarm_times {
  * except done_seq.  When it fires, the daemon bumps fired_seq, signals
  * the client's eventfd, and before that, if the client has finished every
  * earlier fire (done_seq == fired_seq), acquires the hold `hold`, timed by
- * the safety timeout.  In wl_alarm_done the client sets done_seq to the
+ * the safety timeout.  In wakelock_alarm_done the client sets done_seq to the
  * fires it has seen and then releases the hold, unless the alarm fired
  * again meanwhile: then it renews the hold for that fire instead, so a
  * fire is never released by the work of an earlier one.  A client that
- * stops calling wl_alarm_done loses its hold once, after the timeout, and
+ * stops calling wakelock_alarm_done loses its hold once, after the timeout, and
  * gets no new one until it calls it again.
  */
 struct wl_shm_alarm {
-	char name[WL_NAME_MAX]; /* as given, without the hold's prefix */
+	char name[WAKELOCK_NAME_MAX]; /* as given, without the hold's prefix */
 	uint32_t in_use;
 	uint32_t hold;          /* index of its hold in the same slot */
 	struct wl_alarm_times t;
@@ -123,7 +123,7 @@ struct wl_shm_slot {
 	uint64_t client_id;     /* assigned by the daemon, never reused */
 	int32_t pid;            /* from SO_PEERCRED, for display */
 	uint32_t uid;
-	char name[WL_NAME_MAX];
+	char name[WAKELOCK_NAME_MAX];
 	uint32_t active;        /* derived: number of active holds */
 	uint32_t dactive;       /* of which daemon-owned (exact, not mirrored) */
 	uint32_t holding;       /* at the daemon's last look: keeps the system awake */
@@ -158,8 +158,8 @@ struct wl_shm_slot {
 	uint64_t alarm_fires;       /* alarm expiries delivered */
 	uint64_t alarm_late_ns;     /* sum of (fire time - due time) */
 	uint64_t alarm_late_max_ns;
-	struct wl_shm_hold holds[WL_MAX_HOLDS_PER_CLIENT];
-	struct wl_shm_alarm alarms[WL_MAX_ALARMS_PER_CLIENT];
+	struct wl_shm_hold holds[WAKELOCK_MAX_HOLDS_PER_CLIENT];
+	struct wl_shm_alarm alarms[WAKELOCK_MAX_ALARMS_PER_CLIENT];
 };
 
 struct wl_errno_count {

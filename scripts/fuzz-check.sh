@@ -49,7 +49,7 @@ for h in "${harnesses[@]}"; do
 	rm -rf "$work"
 	mkdir -p "$work"
 	log=$logs/$h.log
-	build/fuzz/"$h" -max_total_time="$secs" -timeout=10 -print_final_stats=1 \
+	build/fuzz/tests/fuzz/"$h" -max_total_time="$secs" -timeout=10 -print_final_stats=1 \
 		-artifact_prefix=build/fuzz/artifacts/"$h"- "$work" tests/fuzz/corpus/"$h" >"$log" 2>&1
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -16,7 +16,7 @@ cd "$top"
 template=${1:-daemon/wakelockd.service.in}
 threshold=${WL_UNIT_THRESHOLD:-2.0}
 results=${WL_RESULTS:-build/results}
-daemon=$top/build/host/wakelockd
+daemon=$top/build/host/daemon/wakelockd
 mkdir -p "$results"
 passed=0 failed=0 skipped=0
 count() { echo "$passed $failed $skipped" >"$results/unit-security.counts"; }
@@ -27,7 +27,7 @@ if ! command -v systemd-analyze >/dev/null; then
 	count
 	exit 0
 fi
-[ -x "$daemon" ] || make --no-print-directory -f userspace.mk build/host/wakelockd >/dev/null ||
+[ -x "$daemon" ] || make --no-print-directory meson-host >/dev/null ||
 	{ echo "FAIL: cannot build $daemon"; failed=3; count; exit 1; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../daemon/config.h"
-#include "../../lib/wl_shm.h"
+#include "daemon/config.h"
+#include "lib/wl_shm.h"
 
 #define CHECK(x) do { if (!(x)) abort(); } while (0)
 

@@ -14,9 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../../lib/wl_json.h"
-#include "../../lib/wl_proto.h"
-#include "../../lib/wl_shm.h"
+#include "lib/wl_json.h"
+#include "lib/wl_proto.h"
+#include "lib/wl_shm.h"
 
 #define CHECK(x) do { if (!(x)) abort(); } while (0)
 
@@ -40,7 +40,7 @@ static void check_reply(const uint8_t *data, size_t size)
 			CHECK((unsigned char)*p >= 0x20 && *p != 0x7f);
 	}
 	if (r < 0)
-		CHECK(wl_last_error()[0] != 0);
+		CHECK(wakelock_last_error()[0] != 0);
 }
 
 static void check_segment(const uint8_t *data, size_t size)

@@ -26,11 +26,11 @@
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
-#include "../../daemon/daemon.h"
-#include "../../daemon/ledger.h"
-#include "../../daemon/log.h"
-#include "../../lib/wl_proto.h"
-#include "../../lib/wl_region.h"
+#include "daemon/daemon.h"
+#include "daemon/ledger.h"
+#include "daemon/log.h"
+#include "lib/wl_proto.h"
+#include "lib/wl_region.h"
 
 #define CHECK(x) do { if (!(x)) abort(); } while (0)
 #define NSLOTS 4u
@@ -59,7 +59,7 @@ static void conn_open(int i)
 	memset(c, 0, sizeof(*c));
 	c->fd = sv[0];
 	c->slot = -1;
-	for (unsigned j = 0; j < WL_MAX_ALARMS_PER_CLIENT; j++)
+	for (unsigned j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++)
 		c->alarm_efd[j] = -1;
 	c->pid = 1000 + i;
 	c->uid = 1000;

@@ -1,4 +1,4 @@
-# wl_epoll_add tells an unprivileged client that the kernel dropped
+# wakelock_epoll_add tells an unprivileged client that the kernel dropped
 # EPOLLWAKEUP (no CAP_BLOCK_SUSPEND) instead of returning 0: root keeps the
 # flag, the "modem" user (daemon's group, no capabilities) gets EPERM naming
 # the capability.

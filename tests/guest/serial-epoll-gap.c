@@ -23,7 +23,9 @@
  * the host to write into the port within 10 s. Exit 0: no gap; 1: a gap or an
  * error, explained on stdout.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>

@@ -15,7 +15,9 @@
  * keeps autosleep from suspending the guest while it is switched on.
  * Run as root. Exit 0: all as expected; 1: the first deviation, on stdout.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -16,7 +16,7 @@
 #define FAKE_POWER_H
 
 #include <pthread.h>
-#include "../../daemon/power.h"
+#include "daemon/power.h"
 
 struct fake_clock {
 	struct power_clock pub;

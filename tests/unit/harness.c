@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "../../lib/wl_proto.h"
+#include "lib/wl_proto.h"
 #include "harness.h"
 
 uint64_t hd_now_ns(void)
@@ -40,17 +40,27 @@ int hd_wait_for(int (*pred)(void *), void *arg, unsigned timeout_ms)
 	return 1;
 }
 
+/*
+ * The build tree's programs: the test runs as BUILD/tests/unit/test_x (meson
+ * lays out the build tree like the source tree), the daemon is
+ * BUILD/daemon/wakelockd, the CLI BUILD/cli/wakelock, the example clients
+ * BUILD/examples/NAME.
+ */
 const char *hd_bin(const char *name)
 {
 	static char path[PATH_MAX + 64];
 	char self[PATH_MAX];
+	const char *dir = "examples";
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (n < 0)
 		return name;
 	self[n] = 0;
-	/* build/<variant>/tests/test_x -> build/<variant>/<name> */
-	snprintf(path, sizeof(path), "%s/../%s", dirname(self), name);
+	if (!strcmp(name, "wakelockd"))
+		dir = "daemon";
+	else if (!strcmp(name, "wakelock"))
+		dir = "cli";
+	snprintf(path, sizeof(path), "%s/../../%s/%s", dirname(self), dir, name);
 	return path;
 }
 

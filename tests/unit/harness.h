@@ -4,7 +4,7 @@
 #define HARNESS_H
 
 #include <sys/types.h>
-#include "../../lib/wl_region.h"
+#include "lib/wl_region.h"
 
 struct hd {
 	pid_t pid;

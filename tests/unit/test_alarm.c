@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../lib/wl_client.h"
+#include "lib/wl_client.h"
 #include "harness.h"
 
 #define MS 1000000ull
@@ -101,19 +101,19 @@ static int no_live_slots(void *arg)
 	return live_slots(arg) == 0;
 }
 
-static const struct wl_shm_slot *slot_of(struct env *e, wl_client *c)
+static const struct wl_shm_slot *slot_of(struct env *e, wakelock_client *c)
 {
 	return &hd_snap(&e->d)->slots[c->slot];
 }
 
 /* The hold the daemon took for the alarm, found by name. */
-static const struct wl_shm_hold *alarm_hold(struct env *e, wl_client *c, const char *name)
+static const struct wl_shm_hold *alarm_hold(struct env *e, wakelock_client *c, const char *name)
 {
 	const struct wl_shm_slot *s = slot_of(e, c);
-	char want[WL_NAME_MAX];
+	char want[WAKELOCK_NAME_MAX];
 
 	snprintf(want, sizeof(want), "alarm:%s", name);
-	for (uint32_t j = 0; j < WL_MAX_HOLDS_PER_CLIENT; j++)
+	for (uint32_t j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++)
 		if (s->holds[j].in_use && !strcmp(s->holds[j].name, want))
 			return &s->holds[j];
 	return NULL;
@@ -127,48 +127,48 @@ static uint64_t attempts(struct env *e)
 static void test_api_errors(void **st)
 {
 	struct env *e = *st;
-	wl_alarm *a, *many[WL_MAX_ALARMS_PER_CLIENT];
-	wl_client *c;
+	wakelock_alarm *a, *many[WAKELOCK_MAX_ALARMS_PER_CLIENT];
+	wakelock_client *c;
 	(void)e;
 
-	assert_int_equal(wl_client_open(NULL, "errors", &c), 0);
-	assert_int_equal(wl_alarm_create(NULL, "x", &a), -EINVAL);
-	assert_int_equal(wl_alarm_create(c, "x", NULL), -EINVAL);
-	assert_int_equal(wl_alarm_create(c, NULL, &a), -EINVAL);
+	assert_int_equal(wakelock_client_open(NULL, "errors", &c), 0);
+	assert_int_equal(wakelock_alarm_create(NULL, "x", &a), -EINVAL);
+	assert_int_equal(wakelock_alarm_create(c, "x", NULL), -EINVAL);
+	assert_int_equal(wakelock_alarm_create(c, NULL, &a), -EINVAL);
 	assert_null(a);
-	assert_int_equal(wl_alarm_create(c, "", &a), -EINVAL);
-	assert_int_equal(wl_alarm_create(c, "two words", &a), -EINVAL);
-	assert_int_equal(wl_alarm_create(c, "a,b", &a), -EINVAL);
+	assert_int_equal(wakelock_alarm_create(c, "", &a), -EINVAL);
+	assert_int_equal(wakelock_alarm_create(c, "two words", &a), -EINVAL);
+	assert_int_equal(wakelock_alarm_create(c, "a,b", &a), -EINVAL);
 	/* "alarm:" + 25 characters is the longest hold name. */
-	assert_int_equal(wl_alarm_create(c, "abcdefghijklmnopqrstuvwxyz", &a), -ENAMETOOLONG);
-	assert_non_null(strstr(wl_last_error(), "25"));
-	assert_int_equal(wl_alarm_create(c, "abcdefghijklmnopqrstuvwxy", &a), 0);
+	assert_int_equal(wakelock_alarm_create(c, "abcdefghijklmnopqrstuvwxyz", &a), -ENAMETOOLONG);
+	assert_non_null(strstr(wakelock_last_error(), "25"));
+	assert_int_equal(wakelock_alarm_create(c, "abcdefghijklmnopqrstuvwxy", &a), 0);
 	assert_non_null(alarm_hold(e, c, "abcdefghijklmnopqrstuvwxy"));
-	assert_int_equal(wl_alarm_set(NULL, 1, 0, 0), -EINVAL);
-	assert_int_equal(wl_alarm_cancel(NULL), -EINVAL);
-	assert_int_equal(wl_alarm_fd(NULL), -EINVAL);
-	assert_int_equal(wl_alarm_wait(NULL, 0), -EINVAL);
-	assert_int_equal(wl_alarm_done(NULL), -EINVAL);
-	wl_alarm_destroy(NULL);
-	assert_true(wl_alarm_fd(a) >= 0);
-	assert_int_equal(wl_alarm_set(a, 10, 100, 101), -EINVAL);     /* window > period */
-	assert_non_null(strstr(wl_last_error(), "window"));
-	assert_int_equal(wl_alarm_set(a, UINT64_MAX, 0, 0), -EOVERFLOW);
-	assert_int_equal(wl_alarm_set(a, (uint64_t)INT64_MAX / 1000000u, 0, 0), -EOVERFLOW);
-	assert_int_equal(wl_alarm_set(a, 100000, 100, 100), 0);      /* window == period */
-	assert_int_equal(wl_alarm_set(a, 100000, 0, UINT32_MAX), 0); /* one-shot: any window */
-	assert_int_equal(wl_alarm_wait(a, 0), 0);                    /* not fired */
-	assert_int_equal(wl_alarm_done(a), -EINVAL);                 /* nothing to finish */
-	assert_int_equal(wl_alarm_cancel(a), 0);
+	assert_int_equal(wakelock_alarm_set(NULL, 1, 0, 0), -EINVAL);
+	assert_int_equal(wakelock_alarm_cancel(NULL), -EINVAL);
+	assert_int_equal(wakelock_alarm_fd(NULL), -EINVAL);
+	assert_int_equal(wakelock_alarm_wait(NULL, 0), -EINVAL);
+	assert_int_equal(wakelock_alarm_done(NULL), -EINVAL);
+	wakelock_alarm_destroy(NULL);
+	assert_true(wakelock_alarm_fd(a) >= 0);
+	assert_int_equal(wakelock_alarm_set(a, 10, 100, 101), -EINVAL);     /* window > period */
+	assert_non_null(strstr(wakelock_last_error(), "window"));
+	assert_int_equal(wakelock_alarm_set(a, UINT64_MAX, 0, 0), -EOVERFLOW);
+	assert_int_equal(wakelock_alarm_set(a, (uint64_t)INT64_MAX / 1000000u, 0, 0), -EOVERFLOW);
+	assert_int_equal(wakelock_alarm_set(a, 100000, 100, 100), 0);      /* window == period */
+	assert_int_equal(wakelock_alarm_set(a, 100000, 0, UINT32_MAX), 0); /* one-shot: any window */
+	assert_int_equal(wakelock_alarm_wait(a, 0), 0);                    /* not fired */
+	assert_int_equal(wakelock_alarm_done(a), -EINVAL);                 /* nothing to finish */
+	assert_int_equal(wakelock_alarm_cancel(a), 0);
 	/* 16 per client. */
-	for (unsigned i = 1; i < WL_MAX_ALARMS_PER_CLIENT; i++)
-		assert_int_equal(wl_alarm_create(c, "many", &many[i]), 0);
-	assert_int_equal(wl_alarm_create(c, "one-more", &many[0]), -ENOSPC);
-	wl_alarm_destroy(many[1]);
-	assert_int_equal(wl_alarm_create(c, "one-more", &many[1]), 0);
-	wl_alarm_destroy(a);
+	for (unsigned i = 1; i < WAKELOCK_MAX_ALARMS_PER_CLIENT; i++)
+		assert_int_equal(wakelock_alarm_create(c, "many", &many[i]), 0);
+	assert_int_equal(wakelock_alarm_create(c, "one-more", &many[0]), -ENOSPC);
+	wakelock_alarm_destroy(many[1]);
+	assert_int_equal(wakelock_alarm_create(c, "one-more", &many[1]), 0);
+	wakelock_alarm_destroy(a);
 	assert_null(alarm_hold(e, c, "abcdefghijklmnopqrstuvwxy"));  /* its hold went too */
-	wl_client_close(c);                                          /* frees the rest */
+	wakelock_client_close(c);                                          /* frees the rest */
 	assert_true(hd_wait_for(no_live_slots, e, 2000));
 }
 
@@ -178,12 +178,12 @@ static void test_daemon_validates_requests(void **st)
 	struct env *e = *st;
 	struct wl_msg_arg m;
 	struct wl_msg_rep rep;
-	wl_client *c;
-	wl_alarm *a;
+	wakelock_client *c;
+	wakelock_alarm *a;
 	int p[2], s;
 
-	assert_int_equal(wl_client_open(NULL, "raw", &c), 0);
-	assert_int_equal(wl_alarm_create(c, "r", &a), 0);
+	assert_int_equal(wakelock_client_open(NULL, "raw", &c), 0);
+	assert_int_equal(wakelock_alarm_create(c, "r", &a), 0);
 	memset(&m, 0, sizeof(m));
 	m.req.op = WL_OP_ALARM_SET;
 	m.index = a->index;
@@ -197,7 +197,7 @@ static void test_daemon_validates_requests(void **st)
 	m.first_ms = 10;
 	m.index = 99;
 	assert_int_equal(wl_request_arg(c->sock, &m, -1, &rep), -EINVAL);
-	m.index = (a->index + 1) % WL_MAX_ALARMS_PER_CLIENT;   /* not created */
+	m.index = (a->index + 1) % WAKELOCK_MAX_ALARMS_PER_CLIENT;   /* not created */
 	assert_int_equal(wl_request_arg(c->sock, &m, -1, &rep), -EINVAL);
 	/* Creation needs an eventfd, not just any descriptor. */
 	memset(&m, 0, sizeof(m));
@@ -210,9 +210,9 @@ static void test_daemon_validates_requests(void **st)
 	close(p[0]);
 	close(p[1]);
 	/* Nothing changed by the refusals: the alarm still works. */
-	assert_int_equal(wl_alarm_set(a, 0, 0, 0), 0);
-	assert_int_equal(wl_alarm_wait(a, 5000), 1);
-	assert_int_equal(wl_alarm_done(a), 0);
+	assert_int_equal(wakelock_alarm_set(a, 0, 0, 0), 0);
+	assert_int_equal(wakelock_alarm_wait(a, 5000), 1);
+	assert_int_equal(wakelock_alarm_done(a), 0);
 	/* Alarms belong to a registered client. */
 	s = wl_connect(e->d.sock, 2000);
 	assert_true(s >= 0);
@@ -231,24 +231,24 @@ static void test_daemon_validates_requests(void **st)
 	assert_int_equal(rep.status, -EPROTONOSUPPORT);
 	assert_non_null(strstr(rep.msg, "ABI 4, client 2"));
 	close(s);
-	wl_alarm_destroy(a);
-	wl_client_close(c);
+	wakelock_alarm_destroy(a);
+	wakelock_client_close(c);
 }
 
 static void test_fire_hold_done(void **st)
 {
 	struct env *e = *st;
 	uint64_t t0, frozen;
-	wl_client *c;
-	wl_alarm *a;
+	wakelock_client *c;
+	wakelock_alarm *a;
 
-	assert_int_equal(wl_client_open(NULL, "worker", &c), 0);
-	assert_int_equal(wl_alarm_create(c, "tick", &a), 0);
+	assert_int_equal(wakelock_client_open(NULL, "worker", &c), 0);
+	assert_int_equal(wakelock_alarm_create(c, "tick", &a), 0);
 	assert_non_null(alarm_hold(e, c, "tick"));
 	t0 = boot_ns();
-	assert_int_equal(wl_alarm_set(a, 40, 0, 0), 0);
+	assert_int_equal(wakelock_alarm_set(a, 40, 0, 0), 0);
 	assert_int_equal(counter(e), 0);
-	assert_int_equal(wl_alarm_wait(a, 5000), 1);
+	assert_int_equal(wakelock_alarm_wait(a, 5000), 1);
 	assert_true(boot_ns() - t0 >= 40 * MS);           /* never early */
 	/* The daemon held before it told us. */
 	assert_int_equal(alarm_hold(e, c, "tick")->active, 1);
@@ -259,37 +259,37 @@ static void test_fire_hold_done(void **st)
 	frozen = attempts(e);
 	hd_sleep_ms(30);
 	assert_int_equal(attempts(e), frozen);
-	assert_int_equal(wl_alarm_done(a), 0);
+	assert_int_equal(wakelock_alarm_done(a), 0);
 	assert_int_equal(counter(e), 0);
 	assert_int_equal(alarm_hold(e, c, "tick")->active, 0);
-	assert_int_equal(wl_alarm_done(a), -EINVAL);      /* once per fire */
-	assert_int_equal(wl_alarm_wait(a, 0), 0);         /* one-shot: no more */
+	assert_int_equal(wakelock_alarm_done(a), -EINVAL);      /* once per fire */
+	assert_int_equal(wakelock_alarm_wait(a, 0), 0);         /* one-shot: no more */
 	assert_int_equal(slot_of(e, c)->expire_count, 0);
-	wl_alarm_destroy(a);
-	wl_client_close(c);
+	wakelock_alarm_destroy(a);
+	wakelock_client_close(c);
 }
 
 static void test_timeout_releases_hold(void **st)
 {
 	struct env *e = *st;
-	wl_client *c;
-	wl_alarm *a;
+	wakelock_client *c;
+	wakelock_alarm *a;
 
-	assert_int_equal(wl_client_open(NULL, "forgetful", &c), 0);
-	assert_int_equal(wl_alarm_create(c, "t", &a), 0);
+	assert_int_equal(wakelock_client_open(NULL, "forgetful", &c), 0);
+	assert_int_equal(wakelock_alarm_create(c, "t", &a), 0);
 	assert_non_null(alarm_hold(e, c, "t"));
-	assert_int_equal(wl_alarm_set(a, 10, 0, 0), 0);
-	assert_int_equal(wl_alarm_wait(a, 5000), 1);
+	assert_int_equal(wakelock_alarm_set(a, 10, 0, 0), 0);
+	assert_int_equal(wakelock_alarm_wait(a, 5000), 1);
 	assert_int_equal(counter(e), 1);
-	/* No wl_alarm_done: the daemon's timeout (1.5 s here) releases it
+	/* No wakelock_alarm_done: the daemon's timeout (1.5 s here) releases it
 	 * although this process does nothing. */
 	assert_true(hd_wait_for(counter_zero, e, 10000));
 	assert_int_equal(alarm_hold(e, c, "t")->active, 0);
 	assert_int_equal(slot_of(e, c)->expire_count, 1);
-	assert_int_equal(wl_alarm_done(a), 0);            /* late, but not an error */
+	assert_int_equal(wakelock_alarm_done(a), 0);            /* late, but not an error */
 	assert_int_equal(counter(e), 0);
-	wl_alarm_destroy(a);
-	wl_client_close(c);
+	wakelock_alarm_destroy(a);
+	wakelock_client_close(c);
 }
 
 static int counter_one(void *arg)
@@ -297,7 +297,7 @@ static int counter_one(void *arg)
 	return counter(arg) == 1;
 }
 
-struct fires_arg { struct env *e; wl_client *c; uint64_t above; };
+struct fires_arg { struct env *e; wakelock_client *c; uint64_t above; };
 
 static int fires_above(void *arg)
 {
@@ -311,15 +311,15 @@ static void test_stuck_client_loses_hold(void **st)
 {
 	struct env *e = *st;
 	struct fires_arg fa;
-	wl_client *c;
-	wl_alarm *a;
+	wakelock_client *c;
+	wakelock_alarm *a;
 
-	assert_int_equal(wl_client_open(NULL, "stuck", &c), 0);
-	assert_int_equal(wl_alarm_create(c, "p", &a), 0);
-	assert_int_equal(wl_alarm_set(a, 10, 100, 0), 0);   /* period << 1.5 s timeout */
-	assert_true(wl_alarm_wait(a, 5000) >= 1);
+	assert_int_equal(wakelock_client_open(NULL, "stuck", &c), 0);
+	assert_int_equal(wakelock_alarm_create(c, "p", &a), 0);
+	assert_int_equal(wakelock_alarm_set(a, 10, 100, 0), 0);   /* period << 1.5 s timeout */
+	assert_true(wakelock_alarm_wait(a, 5000) >= 1);
 	assert_int_equal(counter(e), 1);
-	/* No wl_alarm_done: held until the timeout, then no more, although
+	/* No wakelock_alarm_done: held until the timeout, then no more, although
 	 * the alarm goes on firing. */
 	assert_true(hd_wait_for(counter_zero, e, 10000));
 	fa = (struct fires_arg){ e, c, slot_of(e, c)->alarm_fires + 2 };
@@ -327,18 +327,18 @@ static void test_stuck_client_loses_hold(void **st)
 	assert_int_equal(counter(e), 0);
 	assert_int_equal(slot_of(e, c)->expire_count, 1);
 	/* Back to work: the next fire holds again. */
-	assert_true(wl_alarm_wait(a, 0) >= 1);
-	assert_int_equal(wl_alarm_done(a), 0);
+	assert_true(wakelock_alarm_wait(a, 0) >= 1);
+	assert_int_equal(wakelock_alarm_done(a), 0);
 	assert_true(hd_wait_for(counter_one, e, 5000));
-	assert_int_equal(wl_alarm_cancel(a), 0);
-	assert_true(wl_alarm_wait(a, 0) >= 1);
-	assert_int_equal(wl_alarm_done(a), 0);
+	assert_int_equal(wakelock_alarm_cancel(a), 0);
+	assert_true(wakelock_alarm_wait(a, 0) >= 1);
+	assert_int_equal(wakelock_alarm_done(a), 0);
 	assert_int_equal(counter(e), 0);
-	wl_alarm_destroy(a);
-	wl_client_close(c);
+	wakelock_alarm_destroy(a);
+	wakelock_client_close(c);
 }
 
-struct seq_arg { struct env *e; wl_client *c; wl_alarm *a; uint64_t above; };
+struct seq_arg { struct env *e; wakelock_client *c; wakelock_alarm *a; uint64_t above; };
 
 static int fired_beyond(void *arg)
 {
@@ -353,95 +353,95 @@ static void test_periodic_on_grid_and_refire_keeps_hold(void **st)
 	const struct wl_shm_alarm *al;
 	struct seq_arg sa;
 	uint64_t first;
-	wl_client *c;
-	wl_alarm *a;
+	wakelock_client *c;
+	wakelock_alarm *a;
 	int n = 0;
 
-	assert_int_equal(wl_client_open(NULL, "periodic", &c), 0);
-	assert_int_equal(wl_alarm_create(c, "p", &a), 0);
-	assert_int_equal(wl_alarm_set(a, 30, 30, 0), 0);
+	assert_int_equal(wakelock_client_open(NULL, "periodic", &c), 0);
+	assert_int_equal(wakelock_alarm_create(c, "p", &a), 0);
+	assert_int_equal(wakelock_alarm_set(a, 30, 30, 0), 0);
 	al = &slot_of(e, c)->alarms[a->index];
 	first = al->t.due;
 	assert_true(first != 0);
 	while (n < 3) {
-		int r = wl_alarm_wait(a, 5000);
+		int r = wakelock_alarm_wait(a, 5000);
 		assert_true(r >= 1);
 		n += r;
-		assert_int_equal(wl_alarm_done(a), 0);
+		assert_int_equal(wakelock_alarm_done(a), 0);
 	}
 	/* Re-armed on the grid of the first expiry, however late it fired. */
 	al = &slot_of(e, c)->alarms[a->index];
 	assert_true(al->t.due > first);
 	assert_int_equal((al->t.due - first) % (30 * MS), 0);
 	assert_true(slot_of(e, c)->alarm_fires >= 3);
-	/* A fire that comes after wl_alarm_wait() and before wl_alarm_done()
+	/* A fire that comes after wakelock_alarm_wait() and before wakelock_alarm_done()
 	 * keeps its hold: its work has not been done. */
-	assert_true(wl_alarm_wait(a, 5000) >= 1);
+	assert_true(wakelock_alarm_wait(a, 5000) >= 1);
 	sa = (struct seq_arg){ e, c, a, a->seen };
 	assert_true(hd_wait_for(fired_beyond, &sa, 5000));
-	assert_int_equal(wl_alarm_cancel(a), 0);
-	assert_int_equal(wl_alarm_done(a), 0);
+	assert_int_equal(wakelock_alarm_cancel(a), 0);
+	assert_int_equal(wakelock_alarm_done(a), 0);
 	assert_int_equal(counter(e), 1);
-	assert_true(wl_alarm_wait(a, 0) >= 1);            /* the fd said so */
-	assert_int_equal(wl_alarm_done(a), 0);
+	assert_true(wakelock_alarm_wait(a, 0) >= 1);            /* the fd said so */
+	assert_int_equal(wakelock_alarm_done(a), 0);
 	assert_int_equal(counter(e), 0);
-	wl_alarm_destroy(a);
-	wl_client_close(c);
+	wakelock_alarm_destroy(a);
+	wakelock_client_close(c);
 }
 
 static void test_overlapping_windows_share_a_wakeup(void **st)
 {
 	struct env *e = *st;
 	uint64_t wakeups, fires;
-	wl_client *c;
-	wl_alarm *a, *b;
+	wakelock_client *c;
+	wakelock_alarm *a, *b;
 
-	assert_int_equal(wl_client_open(NULL, "batch", &c), 0);
-	assert_int_equal(wl_alarm_create(c, "a", &a), 0);
-	assert_int_equal(wl_alarm_create(c, "b", &b), 0);
+	assert_int_equal(wakelock_client_open(NULL, "batch", &c), 0);
+	assert_int_equal(wakelock_alarm_create(c, "a", &a), 0);
+	assert_int_equal(wakelock_alarm_create(c, "b", &b), 0);
 	wakeups = hd_snap(&e->d)->dstats.alarm_wakeups;
 	fires = hd_snap(&e->d)->dstats.alarm_fires;
 	/* [100, 500] and [200, 600] ms: both fire at 500 (as long as the two
 	 * requests are less than 300 ms apart). */
-	assert_int_equal(wl_alarm_set(a, 100, 0, 400), 0);
-	assert_int_equal(wl_alarm_set(b, 200, 0, 400), 0);
-	assert_int_equal(wl_alarm_wait(a, 5000), 1);
-	assert_int_equal(wl_alarm_wait(b, 0), 1);          /* in the same wake-up */
+	assert_int_equal(wakelock_alarm_set(a, 100, 0, 400), 0);
+	assert_int_equal(wakelock_alarm_set(b, 200, 0, 400), 0);
+	assert_int_equal(wakelock_alarm_wait(a, 5000), 1);
+	assert_int_equal(wakelock_alarm_wait(b, 0), 1);          /* in the same wake-up */
 	assert_int_equal(hd_snap(&e->d)->dstats.alarm_wakeups, wakeups + 1);
 	assert_int_equal(hd_snap(&e->d)->dstats.alarm_fires, fires + 2);
 	assert_int_equal(counter(e), 2);
-	assert_int_equal(wl_alarm_done(a), 0);
-	assert_int_equal(wl_alarm_done(b), 0);
+	assert_int_equal(wakelock_alarm_done(a), 0);
+	assert_int_equal(wakelock_alarm_done(b), 0);
 	assert_int_equal(counter(e), 0);
 	/* As late as a's window allows (400 ms); b late too, by 300 ms less
 	 * the time between the two requests. */
 	assert_true(slot_of(e, c)->alarm_late_max_ns >= 400 * MS);
 	assert_true(slot_of(e, c)->alarm_late_ns > slot_of(e, c)->alarm_late_max_ns);
-	wl_alarm_destroy(a);
-	wl_alarm_destroy(b);
-	wl_client_close(c);
+	wakelock_alarm_destroy(a);
+	wakelock_alarm_destroy(b);
+	wakelock_client_close(c);
 }
 
 static void test_cancel_and_destroy(void **st)
 {
 	struct env *e = *st;
-	wl_client *c;
-	wl_alarm *a;
+	wakelock_client *c;
+	wakelock_alarm *a;
 
-	assert_int_equal(wl_client_open(NULL, "canceller", &c), 0);
-	assert_int_equal(wl_alarm_create(c, "x", &a), 0);
-	assert_int_equal(wl_alarm_set(a, 50, 0, 0), 0);
-	assert_int_equal(wl_alarm_cancel(a), 0);
+	assert_int_equal(wakelock_client_open(NULL, "canceller", &c), 0);
+	assert_int_equal(wakelock_alarm_create(c, "x", &a), 0);
+	assert_int_equal(wakelock_alarm_set(a, 50, 0, 0), 0);
+	assert_int_equal(wakelock_alarm_cancel(a), 0);
 	assert_int_equal(slot_of(e, c)->alarms[a->index].t.due, 0);
-	assert_int_equal(wl_alarm_wait(a, 200), 0);
+	assert_int_equal(wakelock_alarm_wait(a, 200), 0);
 	assert_int_equal(slot_of(e, c)->alarm_fires, 0);
 	/* Destroying an alarm whose work is pending releases its hold. */
-	assert_int_equal(wl_alarm_set(a, 0, 0, 0), 0);
-	assert_int_equal(wl_alarm_wait(a, 5000), 1);
+	assert_int_equal(wakelock_alarm_set(a, 0, 0, 0), 0);
+	assert_int_equal(wakelock_alarm_wait(a, 5000), 1);
 	assert_int_equal(counter(e), 1);
-	wl_alarm_destroy(a);
+	wakelock_alarm_destroy(a);
 	assert_int_equal(counter(e), 0);
-	wl_client_close(c);
+	wakelock_client_close(c);
 }
 
 static void test_client_dies_with_pending_alarm(void **st)
@@ -454,10 +454,10 @@ static void test_client_dies_with_pending_alarm(void **st)
 	assert_int_equal(pipe(p), 0);
 	pid = fork();
 	if (pid == 0) {
-		wl_client *c;
-		wl_alarm *a;
-		if (wl_client_open(NULL, "doomed", &c) || wl_alarm_create(c, "a", &a) ||
-		    wl_alarm_set(a, 10, 20, 0) || wl_alarm_wait(a, 5000) < 1)
+		wakelock_client *c;
+		wakelock_alarm *a;
+		if (wakelock_client_open(NULL, "doomed", &c) || wakelock_alarm_create(c, "a", &a) ||
+		    wakelock_alarm_set(a, 10, 20, 0) || wakelock_alarm_wait(a, 5000) < 1)
 			_exit(1);
 		if (write(p[1], "f", 1) != 1)
 			_exit(1);
@@ -487,44 +487,44 @@ static int denied_counted(void *arg)
 static void test_denied_client_alarm_fires_without_holding(void **st)
 {
 	struct env *e = *st;
-	wl_client *c;
-	wl_alarm *a;
+	wakelock_client *c;
+	wakelock_alarm *a;
 
-	assert_int_equal(wl_client_open(NULL, "lazy", &c), 0);
-	assert_int_equal(wl_alarm_create(c, "a", &a), 0);
+	assert_int_equal(wakelock_client_open(NULL, "lazy", &c), 0);
+	assert_int_equal(wakelock_alarm_create(c, "a", &a), 0);
 	assert_non_null(alarm_hold(e, c, "a"));
-	assert_int_equal(wl_alarm_set(a, 10, 0, 0), 0);
-	assert_int_equal(wl_alarm_wait(a, 5000), 1);
+	assert_int_equal(wakelock_alarm_set(a, 10, 0, 0), 0);
+	assert_int_equal(wakelock_alarm_wait(a, 5000), 1);
 	assert_int_equal(alarm_hold(e, c, "a")->active, 1);                   /* recorded ... */
 	assert_int_equal(counter(e), 0);                  /* ... not counted */
 	/* The daemon suspends regardless, and counts it. */
 	assert_true(hd_wait_for(denied_counted, e, 2000) || slot_of(e, c)->denied_count >= 1);
-	assert_int_equal(wl_alarm_done(a), 0);
+	assert_int_equal(wakelock_alarm_done(a), 0);
 	assert_int_equal(alarm_hold(e, c, "a")->active, 0);
-	wl_alarm_destroy(a);
-	wl_client_close(c);
+	wakelock_alarm_destroy(a);
+	wakelock_client_close(c);
 }
 
 static void test_daemon_exit_ends_wait(void **st)
 {
 	struct env *e = *st;
-	wl_client *c;
-	wl_alarm *a;
+	wakelock_client *c;
+	wakelock_alarm *a;
 
-	assert_int_equal(wl_client_open(NULL, "orphan", &c), 0);
-	assert_int_equal(wl_alarm_create(c, "a", &a), 0);
-	assert_int_equal(wl_alarm_set(a, 60000, 0, 0), 0);
+	assert_int_equal(wakelock_client_open(NULL, "orphan", &c), 0);
+	assert_int_equal(wakelock_alarm_create(c, "a", &a), 0);
+	assert_int_equal(wakelock_alarm_set(a, 60000, 0, 0), 0);
 	/* SIGTERM with an alarm armed: a clean exit, status 0 (hd_stop gives
 	 * 128 + N for a death by signal N, -1 if the daemon was not running). */
 	assert_int_equal(hd_stop(&e->d), 0);
-	assert_int_equal(wl_alarm_wait(a, 5000), -ENOTCONN);
-	assert_int_equal(wl_alarm_set(a, 1, 0, 0), -ENOTCONN);
-	wl_alarm_destroy(a);
-	wl_client_close(c);
+	assert_int_equal(wakelock_alarm_wait(a, 5000), -ENOTCONN);
+	assert_int_equal(wakelock_alarm_set(a, 1, 0, 0), -ENOTCONN);
+	wakelock_alarm_destroy(a);
+	wakelock_client_close(c);
 }
 
 struct worker {
-	wl_client *c;
+	wakelock_client *c;
 	int errors;
 	int fires;
 };
@@ -532,24 +532,24 @@ struct worker {
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
-	wl_alarm *a;
+	wakelock_alarm *a;
 
-	if (wl_alarm_create(w->c, "thread", &a) < 0) {
+	if (wakelock_alarm_create(w->c, "thread", &a) < 0) {
 		w->errors++;
 		return NULL;
 	}
 	for (int i = 0; i < 5; i++) {
 		int r;
 
-		if (wl_alarm_set(a, 5, 0, 5) < 0)
+		if (wakelock_alarm_set(a, 5, 0, 5) < 0)
 			w->errors++;
-		r = wl_alarm_wait(a, 5000);
-		if (r < 1 || wl_alarm_done(a) < 0)
+		r = wakelock_alarm_wait(a, 5000);
+		if (r < 1 || wakelock_alarm_done(a) < 0)
 			w->errors++;
 		else
 			w->fires += r;
 	}
-	wl_alarm_destroy(a);
+	wakelock_alarm_destroy(a);
 	return NULL;
 }
 
@@ -561,9 +561,9 @@ static void test_threads_share_a_client(void **st)
 	struct env *e = *st;
 	struct worker w[N];
 	pthread_t t[N];
-	wl_client *c;
+	wakelock_client *c;
 
-	assert_int_equal(wl_client_open(NULL, "threads", &c), 0);
+	assert_int_equal(wakelock_client_open(NULL, "threads", &c), 0);
 	for (int i = 0; i < N; i++) {
 		w[i] = (struct worker){ .c = c };
 		assert_int_equal(pthread_create(&t[i], NULL, worker_main, &w[i]), 0);
@@ -575,7 +575,7 @@ static void test_threads_share_a_client(void **st)
 	}
 	assert_int_equal(counter(e), 0);
 	assert_int_equal(slot_of(e, c)->alarm_fires, N * 5);
-	wl_client_close(c);
+	wakelock_client_close(c);
 }
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -595,17 +595,17 @@ static void test_cli_shows_alarms(void **st)
 	struct env *e = *st;
 	const char *w = hd_bin("wakelock");
 	char bin[4200];
-	wl_client *c;
-	wl_alarm *a, *b;
+	wakelock_client *c;
+	wakelock_alarm *a, *b;
 
 	snprintf(bin, sizeof(bin), "%s", w);
-	assert_int_equal(wl_client_open(NULL, "shown", &c), 0);
-	assert_int_equal(wl_alarm_create(c, "tick", &a), 0);
-	assert_int_equal(wl_alarm_create(c, "later", &b), 0);
-	assert_int_equal(wl_alarm_set(b, 3600000, 0, 0), 0);
+	assert_int_equal(wakelock_client_open(NULL, "shown", &c), 0);
+	assert_int_equal(wakelock_alarm_create(c, "tick", &a), 0);
+	assert_int_equal(wakelock_alarm_create(c, "later", &b), 0);
+	assert_int_equal(wakelock_alarm_set(b, 3600000, 0, 0), 0);
 	assert_int_equal(sh("%s status --json | grep -q '\"alarms_armed\":1,'", bin), 0);
-	assert_int_equal(wl_alarm_set(a, 0, 0, 0), 0);
-	assert_int_equal(wl_alarm_wait(a, 5000), 1);
+	assert_int_equal(wakelock_alarm_set(a, 0, 0, 0), 0);
+	assert_int_equal(wakelock_alarm_wait(a, 5000), 1);
 	/* Held on the client's behalf, under the alarm's name. */
 	assert_int_equal(sh("%s list --json | grep -q '\"hold\":\"alarm:tick\",\"state\":\"held\"'",
 	                    bin), 0);
@@ -613,12 +613,12 @@ static void test_cli_shows_alarms(void **st)
 	                    bin), 0);
 	assert_int_equal(sh("%s stats --json | grep -q '\"alarm_wakeups\":[1-9]'", bin), 0);
 	assert_int_equal(sh("%s stats | grep -q 'alarms: [1-9][0-9]* fired in'", bin), 0);
-	assert_int_equal(wl_alarm_done(a), 0);
+	assert_int_equal(wakelock_alarm_done(a), 0);
 	assert_int_equal(sh("%s list --json | grep -q 'alarm:tick'", bin), 256);
 	(void)e;
-	wl_alarm_destroy(a);
-	wl_alarm_destroy(b);
-	wl_client_close(c);
+	wakelock_alarm_destroy(a);
+	wakelock_alarm_destroy(b);
+	wakelock_client_close(c);
 }
 
 /* The example program, linked against libwakelock.so alone (built in every
@@ -642,8 +642,8 @@ static void test_example_program(void **st)
 static int fallback_child(void)
 {
 	struct env e;
-	wl_client *c;
-	wl_alarm *a;
+	wakelock_client *c;
+	wakelock_alarm *a;
 	char cmd[1024];
 
 	/* Root regains every capability of the bounding set at exec: take
@@ -655,15 +655,15 @@ static int fallback_child(void)
 		return 11;
 	if (hd_snap(&e.d)->dstats.alarm_wakes != 0)
 		return 12;
-	if (wl_client_open(NULL, "fallback", &c) || wl_alarm_create(c, "a", &a) ||
-	    wl_alarm_set(a, 20, 0, 0) || wl_alarm_wait(a, 5000) != 1 || counter(&e) != 1 ||
-	    wl_alarm_done(a) || counter(&e) != 0)
+	if (wakelock_client_open(NULL, "fallback", &c) || wakelock_alarm_create(c, "a", &a) ||
+	    wakelock_alarm_set(a, 20, 0, 0) || wakelock_alarm_wait(a, 5000) != 1 || counter(&e) != 1 ||
+	    wakelock_alarm_done(a) || counter(&e) != 0)
 		return 13;
 	snprintf(cmd, sizeof(cmd), "grep -q 'cannot wake a suspended system' %s", e.d.log);
 	if (system(cmd) != 0)
 		return 14;
-	wl_alarm_destroy(a);
-	wl_client_close(c);
+	wakelock_alarm_destroy(a);
+	wakelock_client_close(c);
 	wl_seg_unmap(&e.seg);
 	hd_cleanup(&e.d);
 	return 0;

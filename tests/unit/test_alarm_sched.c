@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
-#include "../../daemon/alarm_sched.h"
+#include "daemon/alarm_sched.h"
 
 #define MS 1000000ull
 #define T0 (1000 * MS)    /* an arbitrary boot time */

@@ -10,10 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../daemon/backoff.h"
-#include "../../daemon/config.h"
-#include "../../daemon/log.h"
-#include "../../daemon/policy.h"
+#include "daemon/backoff.h"
+#include "daemon/config.h"
+#include "daemon/log.h"
+#include "daemon/policy.h"
 
 static char conf_path[64];
 

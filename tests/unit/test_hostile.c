@@ -34,7 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../lib/wl_client.h"
+#include "lib/wl_client.h"
 #include "harness.h"
 
 struct env {
@@ -97,7 +97,7 @@ static const struct wl_shm_slot *find_slot(struct env *e, const char *name)
 	for (uint32_t i = 0; i < h->nslots; i++) {
 		const struct wl_shm_slot *s = &h->slots[i];
 
-		if (s->state == WL_SLOT_LIVE && !strncmp(s->name, name, WL_NAME_MAX))
+		if (s->state == WL_SLOT_LIVE && !strncmp(s->name, name, WAKELOCK_NAME_MAX))
 			return s;
 	}
 	return NULL;
@@ -115,16 +115,16 @@ static int attempted(void *arg)
 
 /* The well-behaved client every attack runs beside. */
 struct victim {
-	wl_client *c;
-	wl_hold *h;
+	wakelock_client *c;
+	wakelock_hold *h;
 	uint64_t a0;     /* attempts before it held */
 };
 
 static void victim_hold(struct env *e, struct victim *v)
 {
-	assert_int_equal(wl_client_open(NULL, "victim", &v->c), 0);
-	assert_int_equal(wl_hold_create(v->c, "call", &v->h), 0);
-	assert_int_equal(wl_hold_acquire(v->h), 0);
+	assert_int_equal(wakelock_client_open(NULL, "victim", &v->c), 0);
+	assert_int_equal(wakelock_hold_create(v->c, "call", &v->h), 0);
+	assert_int_equal(wakelock_hold_acquire(v->h), 0);
 	v->a0 = attempts(e);
 }
 
@@ -132,12 +132,12 @@ static void victim_hold(struct env *e, struct victim *v)
 static void victim_unharmed(struct env *e, struct victim *v)
 {
 	const struct wl_shm_slot *s;
-	wl_client *probe;
+	wakelock_client *probe;
 
 	assert_int_equal(attempts(e), v->a0);                    /* no suspend */
 	assert_int_equal(kill(e->d.pid, 0), 0);                  /* alive ... */
-	assert_int_equal(wl_client_open(NULL, "probe", &probe), 0);  /* ... answering */
-	wl_client_close(probe);
+	assert_int_equal(wakelock_client_open(NULL, "probe", &probe), 0);  /* ... answering */
+	wakelock_client_close(probe);
 	s = find_slot(e, "victim");                              /* listed as it is */
 	assert_non_null(s);
 	assert_int_equal(s->pid, getpid());
@@ -159,11 +159,11 @@ static int attempted_since_victim(void *arg)
 /* Release, see a suspend follow, and an honest exit status. */
 static void victim_done(struct env *e, struct victim *v)
 {
-	assert_int_equal(wl_hold_release(v->h), 0);
+	assert_int_equal(wakelock_hold_release(v->h), 0);
 	victim_env = e;
 	victim_cur = v;
 	assert_true(hd_wait_for(attempted_since_victim, NULL, 5000));
-	wl_client_close(v->c);
+	wakelock_client_close(v->c);
 	assert_int_equal(hd_stop(&e->d), 0);
 }
 
@@ -259,7 +259,7 @@ static void test_bad_regions_refused(void **st)
 		struct wl_msg_rep rep;
 
 		assert_int_equal(wl_request(s, WL_OP_REGISTER, "bare", &rep, NULL), -EINVAL);
-		assert_non_null(strstr(wl_last_error(), "region"));
+		assert_non_null(strstr(wakelock_last_error(), "region"));
 	}
 	close(s);
 	/* A regular file of the right size. */
@@ -298,7 +298,7 @@ static void test_malformed_hold_requests(void **st)
 	struct wl_msg_arg m;
 	struct wl_msg_rep rep;
 	struct wl_region *rg;
-	wl_alarm *a;
+	wakelock_alarm *a;
 	int rfd, pub, kick, s, taken;
 
 	victim_hold(e, &v);
@@ -313,7 +313,7 @@ static void test_malformed_hold_requests(void **st)
 	assert_int_equal(wl_region_create(&rg, &rfd), 0);
 	s = raw_register(rfd, "liar", &pub, &kick);
 	assert_true(s >= 0);
-	m.index = WL_MAX_HOLDS_PER_CLIENT;                  /* out of range */
+	m.index = WAKELOCK_MAX_HOLDS_PER_CLIENT;                  /* out of range */
 	assert_int_equal(wl_request_arg(s, &m, -1, &rep), -EINVAL);
 	m.index = 0x7fffffffu;
 	assert_int_equal(wl_request_arg(s, &m, -1, &rep), -EINVAL);
@@ -332,12 +332,12 @@ static void test_malformed_hold_requests(void **st)
 	munmap(rg, sizeof(*rg));
 	close(rfd);
 	/* An alarm's hold is the daemon's: a client cannot destroy it. */
-	assert_int_equal(wl_alarm_create(v.c, "ring", &a), 0);
+	assert_int_equal(wakelock_alarm_create(v.c, "ring", &a), 0);
 	taken = -1;
 	{
 		const struct wl_shm_slot *sl = find_slot(e, "victim");
 
-		for (uint32_t j = 0; sl && j < WL_MAX_HOLDS_PER_CLIENT; j++)
+		for (uint32_t j = 0; sl && j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++)
 			if (sl->holds[j].in_use && sl->holds[j].owner == WL_HOLD_DAEMON)
 				taken = (int)j;
 	}
@@ -345,8 +345,8 @@ static void test_malformed_hold_requests(void **st)
 	memset(&m, 0, sizeof(m));
 	m.req.op = WL_OP_HOLD_DESTROY;
 	m.index = (uint32_t)taken;
-	assert_int_equal(wl_request_arg(wl_client_fd(v.c), &m, -1, &rep), -EINVAL);
-	wl_alarm_destroy(a);
+	assert_int_equal(wl_request_arg(wakelock_client_fd(v.c), &m, -1, &rep), -EINVAL);
+	wakelock_alarm_destroy(a);
 	victim_unharmed(e, &v);
 	victim_done(e, &v);
 }
@@ -375,12 +375,12 @@ static void test_names_checked_by_daemon(void **st)
 static void scribble(const char *name, int fd)
 {
 	unsigned seed = 7;
-	wl_client *c;
+	wakelock_client *c;
 	uint32_t *w;
 	size_t n = sizeof(struct wl_region) / 4;
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (wl_client_open(NULL, name, &c))
+	if (wakelock_client_open(NULL, name, &c))
 		_exit(1);
 	if (write(fd, "r", 1) != 1)
 		_exit(2);
@@ -417,7 +417,7 @@ static void test_scribbler(void **st)
 		hd_sleep_ms(250);
 	}
 	/* Keeping the system awake under its own name: deny ends it. */
-	assert_int_equal(wl_hold_release(v.h), 0);
+	assert_int_equal(wakelock_hold_release(v.h), 0);
 	{
 		struct wl_msg_rep rep;
 		int s = wl_connect(NULL, 2000);
@@ -432,7 +432,7 @@ static void test_scribbler(void **st)
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	close(p[0]);
 	close(p[1]);
-	wl_client_close(v.c);
+	wakelock_client_close(v.c);
 	assert_int_equal(hd_stop(&e->d), 0);
 }
 
@@ -466,10 +466,10 @@ static void test_stoppers(void **st)
 	}
 	for (int k = 0; k < 20; k++) {
 		uint64_t t0 = hd_now_ns();
-		wl_client *c;
+		wakelock_client *c;
 
-		assert_int_equal(wl_client_open(NULL, "passer-by", &c), 0);
-		wl_client_close(c);
+		assert_int_equal(wakelock_client_open(NULL, "passer-by", &c), 0);
+		wakelock_client_close(c);
 		/* Registration and reaping do not wait for anyone. */
 		assert_true(hd_now_ns() - t0 < 500000000ull);
 	}
@@ -481,7 +481,7 @@ static void test_stoppers(void **st)
 		assert_int_equal(wl_request(s, WL_OP_DENY, "stopper", &rep, NULL), 0);
 		close(s);
 	}
-	assert_int_equal(wl_hold_release(v.h), 0);
+	assert_int_equal(wakelock_hold_release(v.h), 0);
 	victim_env = e;
 	victim_cur = &v;
 	assert_true(hd_wait_for(attempted_since_victim, NULL, 5000));
@@ -489,7 +489,7 @@ static void test_stoppers(void **st)
 		kill(pid[i], SIGKILL);
 		assert_int_equal(waitpid(pid[i], &status, 0), pid[i]);
 	}
-	wl_client_close(v.c);
+	wakelock_client_close(v.c);
 	assert_int_equal(hd_stop(&e->d), 0);
 }
 
@@ -532,7 +532,7 @@ static int has_modem_client(void *arg)
 static void test_modem_client_survives_daemon_restart(void **st)
 {
 	struct env *e = *st;
-	const char *client = hd_bin("../host/examples/modem-client");
+	const char *client = hd_bin("modem-client");
 	char pts[128];
 	int master, status;
 	pid_t pid;
@@ -594,16 +594,16 @@ static void test_modem_client_survives_daemon_restart(void **st)
 static void test_hold_survives_daemon_kill(void **st)
 {
 	struct env *e = *st;
-	wl_client *c;
-	wl_hold *h, *t;
+	wakelock_client *c;
+	wakelock_hold *h, *t;
 	int status;
 
-	assert_int_equal(wl_client_open(NULL, "victim", &c), 0);
-	assert_int_equal(wl_hold_create(c, "call", &h), 0);
-	assert_int_equal(wl_hold_create(c, "timed", &t), 0);
-	assert_int_equal(wl_hold_acquire(h), 0);
-	assert_int_equal(wl_hold_acquire(h), 0);        /* depth 2 */
-	assert_int_equal(wl_hold_acquire_timeout(t, 60000), 0);
+	assert_int_equal(wakelock_client_open(NULL, "victim", &c), 0);
+	assert_int_equal(wakelock_hold_create(c, "call", &h), 0);
+	assert_int_equal(wakelock_hold_create(c, "timed", &t), 0);
+	assert_int_equal(wakelock_hold_acquire(h), 0);
+	assert_int_equal(wakelock_hold_acquire(h), 0);        /* depth 2 */
+	assert_int_equal(wakelock_hold_acquire_timeout(t, 60000), 0);
 	assert_int_equal(kill(e->d.pid, SIGKILL), 0);
 	assert_int_equal(waitpid(e->d.pid, &status, 0), e->d.pid);
 	e->d.pid = 0;
@@ -620,13 +620,13 @@ static void test_hold_survives_daemon_kill(void **st)
 	assert_int_equal(kill(e->d.pid, 0), 0);
 
 	/* Depth and timeout came along: two releases, then the cancel. */
-	assert_int_equal(wl_hold_release(h), 0);
-	assert_int_equal(wl_hold_release(h), 0);
+	assert_int_equal(wakelock_hold_release(h), 0);
+	assert_int_equal(wakelock_hold_release(h), 0);
 	hd_sleep_ms(200);
 	assert_int_equal(attempts(e), 0);
-	assert_int_equal(wl_hold_release(t), 0);
+	assert_int_equal(wakelock_hold_release(t), 0);
 	assert_true(hd_wait_for(attempted, e, 5000));
-	wl_client_close(c);
+	wakelock_client_close(c);
 	assert_int_equal(hd_stop(&e->d), 0);
 }
 
@@ -645,16 +645,16 @@ static uint32_t nlive(struct env *e)
 /* A client that acquires and releases as fast as it can until killed. */
 static void hammer(const char *name)
 {
-	wl_client *c;
-	wl_hold *h;
+	wakelock_client *c;
+	wakelock_hold *h;
 
 	/* Never outlive the test, whatever way it ends. */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (wl_client_open(NULL, name, &c) || wl_hold_create(c, "h", &h))
+	if (wakelock_client_open(NULL, name, &c) || wakelock_hold_create(c, "h", &h))
 		_exit(1);
 	for (;;) {
-		wl_hold_acquire(h);
-		wl_hold_release(h);
+		wakelock_hold_acquire(h);
+		wakelock_hold_release(h);
 	}
 }
 
@@ -680,17 +680,17 @@ static void test_kill_sweep(void **st)
 	struct env *e = *st;
 	static uint64_t lat[SWEEP_VICTIMS];
 	pid_t bg[2];
-	wl_client *canary, *late;
-	wl_hold *h;
+	wakelock_client *canary, *late;
+	wakelock_hold *h;
 	uint32_t base;
 	uint64_t a0;
 	unsigned seed = 16;
 	int status;
 
 	sweep_env = e;
-	assert_int_equal(wl_client_open(NULL, "canary", &canary), 0);
-	assert_int_equal(wl_hold_create(canary, "keep", &h), 0);
-	assert_int_equal(wl_hold_acquire(h), 0);
+	assert_int_equal(wakelock_client_open(NULL, "canary", &canary), 0);
+	assert_int_equal(wakelock_hold_create(canary, "keep", &h), 0);
+	assert_int_equal(wakelock_hold_acquire(h), 0);
 	for (int i = 0; i < 2; i++) {
 		bg[i] = spawn_child("hammer", "hammer", -1);
 	}
@@ -713,11 +713,11 @@ static void test_kill_sweep(void **st)
 			usleep(20);
 		lat[i] = hd_now_ns() - dead;
 		if (nlive(e) != base) {
-			wl_client *probe;
-			int answers = wl_client_open(NULL, "probe", &probe);
+			wakelock_client *probe;
+			int answers = wakelock_client_open(NULL, "probe", &probe);
 
 			if (answers == 0)
-				wl_client_close(probe);
+				wakelock_client_close(probe);
 			fail_msg("victim %u (pid %d) not reaped within 5 s (nlive %u); daemon %s",
 			         i, (int)pid, nlive(e), answers == 0 ? "answers" : "does not answer");
 		}
@@ -732,14 +732,14 @@ static void test_kill_sweep(void **st)
 		assert_int_equal(waitpid(bg[i], &status, 0), bg[i]);
 	}
 	/* The daemon answers, the canary is listed and still counts. */
-	assert_int_equal(wl_client_open(NULL, "late", &late), 0);
-	wl_client_close(late);
+	assert_int_equal(wakelock_client_open(NULL, "late", &late), 0);
+	wakelock_client_close(late);
 	assert_non_null(find_slot(e, "canary"));
 	assert_int_equal(hd_snap(&e->d)->counter, 1);
 	assert_int_equal(attempts(e), a0);
-	assert_int_equal(wl_hold_release(h), 0);
+	assert_int_equal(wakelock_hold_release(h), 0);
 	assert_true(hd_wait_for(attempted_since, &a0, 5000) || attempts(e) > a0);
-	wl_client_close(canary);
+	wakelock_client_close(canary);
 	assert_int_equal(hd_stop(&e->d), 0);
 }
 

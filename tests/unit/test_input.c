@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../lib/wl_json.h"
-#include "../../lib/wl_proto.h"
+#include "lib/wl_json.h"
+#include "lib/wl_proto.h"
 
 /* A request answered by a "daemon" that has queued its reply already. */
 static int exchange_with(int32_t status, const char *msg)
@@ -41,12 +41,12 @@ static void test_reply_status(void **st)
 
 	assert_int_equal(exchange_with(0, NULL), 0);
 	assert_int_equal(exchange_with(-ENOENT, NULL), -ENOENT);
-	assert_string_equal(wl_last_error(), strerror(ENOENT));
+	assert_string_equal(wakelock_last_error(), strerror(ENOENT));
 	assert_int_equal(exchange_with(-EACCES, "go away"), -EACCES);
-	assert_string_equal(wl_last_error(), "go away");
+	assert_string_equal(wakelock_last_error(), "go away");
 	/* Negating INT_MIN is undefined; no errno is that large or positive. */
 	assert_int_equal(exchange_with(INT_MIN, NULL), -EPROTO);
-	assert_non_null(strstr(wl_last_error(), "invalid status"));
+	assert_non_null(strstr(wakelock_last_error(), "invalid status"));
 	assert_int_equal(exchange_with(INT_MIN, "text"), -EPROTO);
 	assert_int_equal(exchange_with(-4096, NULL), -EPROTO);
 	assert_int_equal(exchange_with(-4095, "x"), -4095);
@@ -57,8 +57,8 @@ static void test_reply_status(void **st)
 	big[3] = '\033';
 	big[sizeof(big) - 1] = 0;
 	assert_int_equal(exchange_with(-EIO, big), -EIO);
-	assert_int_equal(strlen(wl_last_error()), WL_MSG_TEXT - 1);
-	assert_int_equal(wl_last_error()[3], '?');
+	assert_int_equal(strlen(wakelock_last_error()), WL_MSG_TEXT - 1);
+	assert_int_equal(wakelock_last_error()[3], '?');
 }
 
 static void expect_json(const char *in, const char *out)

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../lib/wl_client.h"
+#include "lib/wl_client.h"
 #include "harness.h"
 
 static char self_exe[4096];
@@ -81,45 +81,45 @@ static int no_live_slots(void *arg)
 static void test_basic(void **st)
 {
 	struct env *e = *st;
-	wl_client *c;
-	wl_hold *a, *b;
+	wakelock_client *c;
+	wakelock_hold *a, *b;
 
-	assert_int_equal(wl_client_open(NULL, "basic", &c), 0);
-	assert_int_equal(wl_hold_create(c, "a", &a), 0);
-	assert_int_equal(wl_hold_create(c, "b", &b), 0);
-	assert_int_equal(wl_hold_is_held(a), 0);
-	assert_int_equal(wl_hold_acquire(a), 0);
-	assert_int_equal(wl_hold_acquire(a), 0);
-	assert_int_equal(wl_hold_acquire(b), 0);
+	assert_int_equal(wakelock_client_open(NULL, "basic", &c), 0);
+	assert_int_equal(wakelock_hold_create(c, "a", &a), 0);
+	assert_int_equal(wakelock_hold_create(c, "b", &b), 0);
+	assert_int_equal(wakelock_hold_is_held(a), 0);
+	assert_int_equal(wakelock_hold_acquire(a), 0);
+	assert_int_equal(wakelock_hold_acquire(a), 0);
+	assert_int_equal(wakelock_hold_acquire(b), 0);
 	assert_int_equal(counter(e), 2);
-	assert_int_equal(wl_hold_is_held(a), 1);
-	assert_int_equal(wl_hold_release(a), 0);
-	assert_int_equal(wl_hold_release(a), 0);
-	assert_int_equal(wl_hold_release(a), -EINVAL);
+	assert_int_equal(wakelock_hold_is_held(a), 1);
+	assert_int_equal(wakelock_hold_release(a), 0);
+	assert_int_equal(wakelock_hold_release(a), 0);
+	assert_int_equal(wakelock_hold_release(a), -EINVAL);
 	assert_int_equal(counter(e), 1);
-	wl_hold_destroy(b);                         /* destroy releases */
+	wakelock_hold_destroy(b);                         /* destroy releases */
 	assert_int_equal(counter(e), 0);
-	assert_int_equal(wl_hold_create(c, "bad name", &b), -EINVAL);
-	wl_hold_destroy(a);
-	wl_client_close(c);
+	assert_int_equal(wakelock_hold_create(c, "bad name", &b), -EINVAL);
+	wakelock_hold_destroy(a);
+	wakelock_client_close(c);
 	assert_true(hd_wait_for(no_live_slots, e, 2000));
-	assert_int_equal(wl_client_open(NULL, "", &c), -EINVAL);
-	assert_int_equal(wl_client_open(NULL, "0123456789012345678901234567890123", &c),
+	assert_int_equal(wakelock_client_open(NULL, "", &c), -EINVAL);
+	assert_int_equal(wakelock_client_open(NULL, "0123456789012345678901234567890123", &c),
 	                 -ENAMETOOLONG);
 }
 
 static void test_no_daemon(void **st)
 {
-	wl_client *c;
+	wakelock_client *c;
 	(void)st;
 
-	assert_int_equal(wl_client_open("/tmp/wl-nonexistent/sock", "x", &c), -ENOTCONN);
-	assert_non_null(strstr(wl_last_error(), "not running"));
-	assert_non_null(strstr(wl_strerror(-ENOTCONN), "not running"));
+	assert_int_equal(wakelock_client_open("/tmp/wl-nonexistent/sock", "x", &c), -ENOTCONN);
+	assert_non_null(strstr(wakelock_last_error(), "not running"));
+	assert_non_null(strstr(wakelock_strerror(-ENOTCONN), "not running"));
 }
 
 struct hammer {
-	wl_client *c;
+	wakelock_client *c;
 	int iters;
 	int errors;
 };
@@ -127,21 +127,21 @@ struct hammer {
 static void *hammer_thread(void *arg)
 {
 	struct hammer *hm = arg;
-	wl_hold *h;
+	wakelock_hold *h;
 
-	if (wl_hold_create(hm->c, "t", &h) < 0) {
+	if (wakelock_hold_create(hm->c, "t", &h) < 0) {
 		hm->errors++;
 		return NULL;
 	}
 	for (int i = 0; i < hm->iters; i++) {
-		if (wl_hold_acquire(h) < 0 || (i % 3 == 0 && wl_hold_acquire(h) < 0))
+		if (wakelock_hold_acquire(h) < 0 || (i % 3 == 0 && wakelock_hold_acquire(h) < 0))
 			hm->errors++;
-		if (i % 3 == 0 && wl_hold_release(h) < 0)
+		if (i % 3 == 0 && wakelock_hold_release(h) < 0)
 			hm->errors++;
-		if (wl_hold_release(h) < 0)
+		if (wakelock_hold_release(h) < 0)
 			hm->errors++;
 	}
-	wl_hold_destroy(h);
+	wakelock_hold_destroy(h);
 	return NULL;
 }
 
@@ -152,7 +152,7 @@ static void test_threads_and_processes_hammering(void **st)
 	struct hammer hm[THREADS];
 	pthread_t t[THREADS];
 	pid_t pids[PROCS];
-	wl_client *c;
+	wakelock_client *c;
 	int status;
 
 	/* Processes first, while this process has a single thread. */
@@ -160,13 +160,13 @@ static void test_threads_and_processes_hammering(void **st)
 		pids[p] = fork();
 		if (pids[p] == 0) {
 			struct hammer h1 = { .iters = ITERS };
-			if (wl_client_open(NULL, "proc", &h1.c) < 0)
+			if (wakelock_client_open(NULL, "proc", &h1.c) < 0)
 				_exit(2);
 			hammer_thread(&h1);
 			_exit(h1.errors ? 1 : 0);
 		}
 	}
-	assert_int_equal(wl_client_open(NULL, "threads", &c), 0);
+	assert_int_equal(wakelock_client_open(NULL, "threads", &c), 0);
 	for (int i = 0; i < THREADS; i++) {
 		hm[i] = (struct hammer){ .c = c, .iters = ITERS };
 		pthread_create(&t[i], NULL, hammer_thread, &hm[i]);
@@ -180,7 +180,7 @@ static void test_threads_and_processes_hammering(void **st)
 		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	}
 	assert_int_equal(counter(e), 0);
-	wl_client_close(c);
+	wakelock_client_close(c);
 	assert_true(hd_wait_for(no_live_slots, e, 2000));
 }
 
@@ -194,10 +194,10 @@ static void test_exit_while_holding_is_reaped(void **st)
 	assert_int_equal(pipe(p), 0);
 	pid = fork();
 	if (pid == 0) {
-		wl_client *c;
-		wl_hold *h;
-		if (wl_client_open(NULL, "quitter", &c) || wl_hold_create(c, "h", &h) ||
-		    wl_hold_acquire(h))
+		wakelock_client *c;
+		wakelock_hold *h;
+		if (wakelock_client_open(NULL, "quitter", &c) || wakelock_hold_create(c, "h", &h) ||
+		    wakelock_hold_acquire(h))
 			_exit(1);
 		if (write(p[1], "r", 1) != 1)
 			_exit(1);
@@ -217,21 +217,21 @@ static void test_deny_allow_at_run_time(void **st)
 {
 	struct env *e = *st;
 	char cmd[1024];
-	wl_client *c;
-	wl_hold *h;
+	wakelock_client *c;
+	wakelock_hold *h;
 
-	assert_int_equal(wl_client_open(NULL, "noisy", &c), 0);
-	assert_int_equal(wl_hold_create(c, "h", &h), 0);
-	assert_int_equal(wl_hold_acquire(h), 0);
+	assert_int_equal(wakelock_client_open(NULL, "noisy", &c), 0);
+	assert_int_equal(wakelock_hold_create(c, "h", &h), 0);
+	assert_int_equal(wakelock_hold_acquire(h), 0);
 	assert_int_equal(counter(e), 1);
 	snprintf(cmd, sizeof(cmd), "%s deny noisy", hd_bin("wakelock"));
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(counter(e), 0);                   /* recorded, not counted */
-	assert_int_equal(wl_hold_is_held(h), 1);
+	assert_int_equal(wakelock_hold_is_held(h), 1);
 	snprintf(cmd, sizeof(cmd), "%s allow noisy", hd_bin("wakelock"));
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(counter(e), 1);
-	wl_client_close(c);
+	wakelock_client_close(c);
 }
 
 static void write_text(const char *path, const char *text)
@@ -272,8 +272,8 @@ static void test_reload(void **st)
 	struct env *e = calloc(1, sizeof(*e));
 	const char *extra[] = { "--config", NULL, NULL };
 	struct allowed_arg aa;
-	wl_client *c;
-	wl_hold *h;
+	wakelock_client *c;
+	wakelock_hold *h;
 	char log[8192];
 	int fd;
 	ssize_t n;
@@ -284,9 +284,9 @@ static void test_reload(void **st)
 	assert_int_equal(hd_start(&e->d, extra), 0);
 	assert_int_equal(hd_observe(&e->d, &e->seg), 0);
 	*st = e;
-	assert_int_equal(wl_client_open(NULL, "x", &c), 0);
-	assert_int_equal(wl_hold_create(c, "h", &h), 0);
-	assert_int_equal(wl_hold_acquire(h), 0);
+	assert_int_equal(wakelock_client_open(NULL, "x", &c), 0);
+	assert_int_equal(wakelock_hold_create(c, "h", &h), 0);
+	assert_int_equal(wakelock_hold_acquire(h), 0);
 	assert_int_equal(slot_allowed(e, "x"), 0);
 	assert_int_equal(counter(e), 0);
 	/* A good new file takes effect on SIGHUP. */
@@ -307,7 +307,7 @@ static void test_reload(void **st)
 	log[n > 0 ? n : 0] = 0;
 	assert_non_null(strstr(log, "wakelockd.conf:4: [suspend] state: expected freeze, mem or disk"));
 	assert_non_null(strstr(log, "keeping the previous configuration"));
-	wl_client_close(c);
+	wakelock_client_close(c);
 }
 
 struct attempts_arg { struct env *e; uint64_t above; };
@@ -322,12 +322,12 @@ static void test_timed_hold_expires_in_daemon(void **st)
 {
 	struct env *e = *st;
 	struct attempts_arg aa = { e, 0 };
-	wl_client *c;
-	wl_hold *h;
+	wakelock_client *c;
+	wakelock_hold *h;
 
-	assert_int_equal(wl_client_open(NULL, "timed", &c), 0);
-	assert_int_equal(wl_hold_create(c, "h", &h), 0);
-	assert_int_equal(wl_hold_acquire_timeout(h, 80), 0);
+	assert_int_equal(wakelock_client_open(NULL, "timed", &c), 0);
+	assert_int_equal(wakelock_hold_create(c, "h", &h), 0);
+	assert_int_equal(wakelock_hold_acquire_timeout(h, 80), 0);
 	assert_int_equal(counter(e), 1);
 	hd_sleep_ms(20);
 	aa.above = __atomic_load_n(&hd_snap(&e->d)->dstats.attempts, __ATOMIC_SEQ_CST);
@@ -337,9 +337,9 @@ static void test_timed_hold_expires_in_daemon(void **st)
 	/* The daemon expires it although this process does nothing. */
 	assert_true(hd_wait_for(attempts_above, &aa, 1000));
 	assert_int_equal(counter(e), 0);
-	assert_int_equal(wl_hold_is_held(h), 0);
-	assert_int_equal(wl_hold_release(h), -EINVAL);
-	wl_client_close(c);
+	assert_int_equal(wakelock_hold_is_held(h), 0);
+	assert_int_equal(wakelock_hold_release(h), -EINVAL);
+	wakelock_client_close(c);
 }
 
 /* pid reuse: exec keeps the pid but closes the old connection; the new
@@ -354,11 +354,11 @@ static void test_same_pid_new_client(void **st)
 	assert_int_equal(pipe(p), 0);
 	pid = fork();
 	if (pid == 0) {
-		wl_client *c;
-		wl_hold *h;
+		wakelock_client *c;
+		wakelock_hold *h;
 		char fdarg[16];
-		if (wl_client_open(NULL, "gen1", &c) || wl_hold_create(c, "h", &h) ||
-		    wl_hold_acquire(h))
+		if (wakelock_client_open(NULL, "gen1", &c) || wakelock_hold_create(c, "h", &h) ||
+		    wakelock_hold_acquire(h))
 			_exit(1);
 		if (write(p[1], &c->client_id, 8) != 8)
 			_exit(1);
@@ -394,11 +394,11 @@ static void test_same_pid_new_client(void **st)
 
 static int exec_child(const char *fdarg)
 {
-	wl_client *c;
-	wl_hold *h;
+	wakelock_client *c;
+	wakelock_hold *h;
 	int fd = atoi(fdarg);
 
-	if (wl_client_open(NULL, "gen2", &c) || wl_hold_create(c, "h", &h) || wl_hold_acquire(h))
+	if (wakelock_client_open(NULL, "gen2", &c) || wakelock_hold_create(c, "h", &h) || wakelock_hold_acquire(h))
 		return 1;
 	if (write(fd, &c->client_id, 8) != 8)
 		return 1;
@@ -421,13 +421,13 @@ static void test_permission_denied(void **st)
 	assert_int_equal(pipe(p), 0);
 	pid = fork();
 	if (pid == 0) {
-		wl_client *c;
+		wakelock_client *c;
 		int r;
 		gid_t none[1] = { 65534 };
 		if (setgroups(1, none) || setgid(65534) || setuid(65534))
 			_exit(2);
-		r = wl_client_open(NULL, "intruder", &c);
-		if (write(p[1], wl_last_error(), strlen(wl_last_error()) + 1) < 0)
+		r = wakelock_client_open(NULL, "intruder", &c);
+		if (write(p[1], wakelock_last_error(), strlen(wakelock_last_error()) + 1) < 0)
 			_exit(3);
 		_exit(r == -EACCES ? 0 : 1);
 	}
@@ -445,27 +445,27 @@ static void test_permission_denied(void **st)
 static void test_daemon_restart(void **st)
 {
 	struct env *e = *st;
-	wl_client *c, *c2;
-	wl_hold *h;
+	wakelock_client *c, *c2;
+	wakelock_hold *h;
 
-	assert_int_equal(wl_client_open(NULL, "survivor", &c), 0);
-	assert_int_equal(wl_hold_create(c, "h", &h), 0);
+	assert_int_equal(wakelock_client_open(NULL, "survivor", &c), 0);
+	assert_int_equal(wakelock_hold_create(c, "h", &h), 0);
 	assert_int_equal(hd_stop(&e->d), 0);
 	/* No daemon: the hold is kept, to be moved to the next one. */
-	assert_int_equal(wl_hold_acquire(h), 0);
-	assert_int_equal(wl_client_open(NULL, "late", &c2), -ENOTCONN);
+	assert_int_equal(wakelock_hold_acquire(h), 0);
+	assert_int_equal(wakelock_client_open(NULL, "late", &c2), -ENOTCONN);
 	wl_seg_unmap(&e->seg);
 	assert_int_equal(hd_start(&e->d, NULL), 0);
 	assert_int_equal(hd_observe(&e->d, &e->seg), 0);
 	assert_true(hd_wait_for(counter_is_one, e, 5000));
 	hd_sleep_ms(300);
 	assert_int_equal(__atomic_load_n(&hd_snap(&e->d)->dstats.attempts, __ATOMIC_SEQ_CST), 0);
-	assert_int_equal(wl_hold_release(h), 0);
+	assert_int_equal(wakelock_hold_release(h), 0);
 	assert_int_equal(counter(e), 0);
-	assert_int_equal(wl_client_open(NULL, "fresh", &c2), 0);
-	wl_client_close(c2);
-	wl_hold_destroy(h);
-	wl_client_close(c);
+	assert_int_equal(wakelock_client_open(NULL, "fresh", &c2), 0);
+	wakelock_client_close(c2);
+	wakelock_hold_destroy(h);
+	wakelock_client_close(c);
 }
 
 static void test_refuses_second_instance_and_missing_sysfs(void **st)
@@ -527,7 +527,7 @@ static int open_via_fake(const void *data, size_t len, int garbage)
 	struct fake_srv fs = { .garbage = garbage };
 	char fpath[] = "/tmp/wl-fake-seg-XXXXXX";
 	pthread_t t;
-	wl_client *c = NULL;
+	wakelock_client *c = NULL;
 	int r;
 
 	snprintf(fs.path, sizeof(fs.path), "/tmp/wl-fake-%d.sock", (int)getpid());
@@ -540,10 +540,10 @@ static int open_via_fake(const void *data, size_t len, int garbage)
 	unlink(fpath);
 	assert_int_equal(write(fs.seg_fd, data, len), (ssize_t)len);
 	pthread_create(&t, NULL, fake_srv_main, &fs);
-	r = wl_client_open(fs.path, "victim", &c);
+	r = wakelock_client_open(fs.path, "victim", &c);
 	pthread_join(t, NULL);
 	if (c)
-		wl_client_close(c);
+		wakelock_client_close(c);
 	close(fs.lfd);
 	close(fs.seg_fd);
 	unlink(fs.path);
@@ -561,7 +561,7 @@ static void test_foreign_and_corrupt_segments(void **st)
 	assert_int_equal(open_via_fake(h, len, 1), -EPROTO);      /* not our protocol */
 	h->abi_major = 0;
 	assert_int_equal(open_via_fake(h, len, 0), -EPROTONOSUPPORT);
-	assert_non_null(strstr(wl_last_error(), "ABI"));
+	assert_non_null(strstr(wakelock_last_error(), "ABI"));
 	h->abi_major = WL_ABI_MAJOR;
 	h->size = 99;
 	assert_int_equal(open_via_fake(h, len, 0), -EBADMSG);
@@ -575,25 +575,25 @@ static void test_epoll_handoff(void **st)
 {
 	struct env *e = *st;
 	struct epoll_event ev[4];
-	wl_client *c;
-	wl_hold *h;
+	wakelock_client *c;
+	wakelock_hold *h;
 	int ep = epoll_create1(0), efd = eventfd(0, EFD_NONBLOCK);
 	uint64_t one = 1;
 
-	assert_int_equal(wl_client_open(NULL, "poller", &c), 0);
-	assert_int_equal(wl_hold_create(c, "rx", &h), 0);
-	assert_int_equal(wl_epoll_add(ep, efd, EPOLLIN | EPOLLET, 1), -EINVAL);
-	assert_int_equal(wl_epoll_add(ep, efd, EPOLLIN | EPOLLONESHOT, 1), -EINVAL);
-	assert_int_equal(wl_epoll_add(ep, efd, EPOLLIN, 1), 0);
-	assert_int_equal(wl_epoll_wait(h, ep, ev, 4, 0), 0);
+	assert_int_equal(wakelock_client_open(NULL, "poller", &c), 0);
+	assert_int_equal(wakelock_hold_create(c, "rx", &h), 0);
+	assert_int_equal(wakelock_epoll_add(ep, efd, EPOLLIN | EPOLLET, 1), -EINVAL);
+	assert_int_equal(wakelock_epoll_add(ep, efd, EPOLLIN | EPOLLONESHOT, 1), -EINVAL);
+	assert_int_equal(wakelock_epoll_add(ep, efd, EPOLLIN, 1), 0);
+	assert_int_equal(wakelock_epoll_wait(h, ep, ev, 4, 0), 0);
 	assert_int_equal(counter(e), 0);
 	assert_int_equal(write(efd, &one, 8), 8);
-	assert_int_equal(wl_epoll_wait(h, ep, ev, 4, 1000), 1);
+	assert_int_equal(wakelock_epoll_wait(h, ep, ev, 4, 1000), 1);
 	assert_int_equal(counter(e), 1);               /* held on return */
 	assert_int_equal(read(efd, &one, 8), 8);
-	assert_int_equal(wl_epoll_wait(h, ep, ev, 4, 0), 0);
+	assert_int_equal(wakelock_epoll_wait(h, ep, ev, 4, 0), 0);
 	assert_int_equal(counter(e), 0);               /* released at the next wait */
-	wl_client_close(c);
+	wakelock_client_close(c);
 	close(ep);
 	close(efd);
 }
@@ -702,7 +702,7 @@ static int register_as(uid_t uid, gid_t gid, int n)
 
 	if (pid == 0) {
 		gid_t g[1] = { gid };
-		wl_client *c;
+		wakelock_client *c;
 		char name[16];
 		int r = 0;
 
@@ -710,7 +710,7 @@ static int register_as(uid_t uid, gid_t gid, int n)
 			_exit(200);
 		for (int i = 0; i < n && r == 0; i++) {
 			snprintf(name, sizeof(name), "quota%d", i);
-			r = wl_client_open(NULL, name, &c);
+			r = wakelock_client_open(NULL, name, &c);
 		}
 		_exit(r < 0 ? -r : 0);
 	}
@@ -822,14 +822,14 @@ static void test_admin_and_limits(void **st)
 	assert_int_equal(kill(e->d.pid, 0), 0);
 }
 
-/* Returns wl_epoll_add's result on a pipe in a fresh epoll set. */
+/* Returns wakelock_epoll_add's result on a pipe in a fresh epoll set. */
 static int epoll_add_pipe(void)
 {
 	int p[2], ep = epoll_create1(EPOLL_CLOEXEC), r;
 
 	assert_true(ep >= 0);
 	assert_int_equal(pipe(p), 0);
-	r = wl_epoll_add(ep, p[0], EPOLLIN, 1);
+	r = wakelock_epoll_add(ep, p[0], EPOLLIN, 1);
 	close(p[0]);
 	close(p[1]);
 	close(ep);
@@ -837,7 +837,7 @@ static int epoll_add_pipe(void)
 }
 
 /* Without CAP_BLOCK_SUSPEND the kernel drops EPOLLWAKEUP silently:
- * wl_epoll_add says so instead of returning 0. */
+ * wakelock_epoll_add says so instead of returning 0. */
 static void test_epoll_add_without_capability(void **st)
 {
 	int status;
@@ -854,7 +854,7 @@ static void test_epoll_add_without_capability(void **st)
 	}
 	if (geteuid() != 0) {
 		assert_int_equal(epoll_add_pipe(), -EPERM);
-		assert_non_null(strstr(wl_last_error(), "CAP_BLOCK_SUSPEND"));
+		assert_non_null(strstr(wakelock_last_error(), "CAP_BLOCK_SUSPEND"));
 		return;
 	}
 	assert_int_equal(epoll_add_pipe(), 0);          /* root keeps it */
@@ -864,7 +864,7 @@ static void test_epoll_add_without_capability(void **st)
 
 		if (setgroups(1, none) || setgid(65534) || setuid(65534))
 			_exit(2);
-		_exit(epoll_add_pipe() == -EPERM && strstr(wl_last_error(), "CAP_BLOCK_SUSPEND") ? 0 : 1);
+		_exit(epoll_add_pipe() == -EPERM && strstr(wakelock_last_error(), "CAP_BLOCK_SUSPEND") ? 0 : 1);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));

@@ -19,14 +19,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../daemon/ledger.h"
-#include "../../daemon/power.h"
-#include "../../daemon/wakesrc.h"
+#include "daemon/ledger.h"
+#include "daemon/power.h"
+#include "daemon/wakesrc.h"
 #include "fake_power.h"
-/* The CLI is a program, not a library the tests link: its two pure
- * formatting files are compiled into this test. */
-#include "../../cli/timeline_svg.c"
-#include "../../cli/wakes_format.c"
+#include "cli/wakes.h"
 
 #define MS 1000000ull
 
@@ -989,8 +986,8 @@ static void test_hostile_names(void **st)
 	assert_int_equal(r[0].nsources, 1);
 	assert_int_equal(strlen(r[0].sources[0]), WL_LEDGER_SRC_NAME - 1);
 	assert_int_equal(memcmp(r[0].sources[0], HOSTILE, WL_LEDGER_SRC_NAME - 1), 0);
-	assert_int_equal(strlen(r[1].alarm_client), WL_NAME_MAX - 1);
-	assert_int_equal(strlen(r[1].claims[0].client), WL_NAME_MAX - 1);
+	assert_int_equal(strlen(r[1].alarm_client), WAKELOCK_NAME_MAX - 1);
+	assert_int_equal(strlen(r[1].claims[0].client), WAKELOCK_NAME_MAX - 1);
 	ledger_tick(f->l, m + 2000 * MS);
 
 	out = render(json_rec, &r[0]);
@@ -1041,8 +1038,8 @@ static struct wl_ledger_record mk(unsigned outcome, const char *src, int claimed
 		r.nclaims = 1;
 		r.nclaims_total = 1;
 		r.claims[0].latency_ns = lat;
-		snprintf(r.claims[0].client, WL_NAME_MAX, "c");
-		snprintf(r.claims[0].hold, WL_NAME_MAX, "h");
+		snprintf(r.claims[0].client, WAKELOCK_NAME_MAX, "c");
+		snprintf(r.claims[0].hold, WAKELOCK_NAME_MAX, "h");
 	}
 	r.asleep_ns = asleep;
 	return r;
@@ -1184,7 +1181,7 @@ static void test_wire_roundtrip(void **st)
 	attempt(f, &al);
 	m = last_rec(f).end_mono_ns;
 	for (int i = 0; i < 6; i++) {
-		char c[WL_NAME_MAX + 8];
+		char c[WAKELOCK_NAME_MAX + 8];
 		memset(c, 'c', sizeof(c) - 1);
 		c[sizeof(c) - 1] = 0;
 		c[0] = (char)('0' + i);

@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../daemon/log.h"
-#include "../../daemon/powerloop.h"
+#include "daemon/log.h"
+#include "daemon/powerloop.h"
 #include "fake_power.h"
 #include "harness.h"
 

@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../lib/wl_client.h"
+#include "lib/wl_client.h"
 #include "harness.h"
 
 static struct hd D;
@@ -55,24 +55,24 @@ struct victim {
 
 static void victim_main(int wfd, int mode, unsigned seed)
 {
-	char name[WL_NAME_MAX];
-	wl_client *c;
-	wl_hold *h[2];
+	char name[WAKELOCK_NAME_MAX];
+	wakelock_client *c;
+	wakelock_hold *h[2];
 
 	snprintf(name, sizeof(name), "victim%u", seed % 100000);
-	int r = wl_client_open(NULL, name, &c);
+	int r = wakelock_client_open(NULL, name, &c);
 	if (r < 0)
-		fprintf(stderr, "victim: %s (%s)\n", wl_strerror(r), wl_last_error());
-	if (r || wl_hold_create(c, "a", &h[0]) ||
-	    wl_hold_create(c, "b", &h[1]))
+		fprintf(stderr, "victim: %s (%s)\n", wakelock_strerror(r), wakelock_last_error());
+	if (r || wakelock_hold_create(c, "a", &h[0]) ||
+	    wakelock_hold_create(c, "b", &h[1]))
 		_exit(1);
 	if (write(wfd, &c->client_id, 8) != 8)
 		_exit(1);
 	if (mode == 1) {
 		/* Die with a half-made update of the region. */
-		wl_hold_acquire(h[0]);
+		wakelock_hold_acquire(h[0]);
 		c->region->depth[h[0]->index] += 5;
-		c->region->depth[WL_MAX_HOLDS_PER_CLIENT - 1] += 3;
+		c->region->depth[WAKELOCK_MAX_HOLDS_PER_CLIENT - 1] += 3;
 		if (write(wfd, "L", 1) != 1)
 			_exit(1);
 		for (;;)
@@ -80,13 +80,13 @@ static void victim_main(int wfd, int mode, unsigned seed)
 	}
 	for (unsigned i = 0;; i++) {
 		seed = seed * 1103515245u + 12345u;
-		wl_hold *x = h[(seed >> 16) & 1];
+		wakelock_hold *x = h[(seed >> 16) & 1];
 		switch ((seed >> 8) % 5) {
-		case 0: wl_hold_acquire(x); break;
-		case 1: wl_hold_release(x); break;
-		case 2: wl_hold_acquire_timeout(x, (seed >> 4) % 50); break;
-		case 3: wl_hold_acquire(x); wl_hold_release(x); break;
-		default: wl_hold_is_held(x); break;
+		case 0: wakelock_hold_acquire(x); break;
+		case 1: wakelock_hold_release(x); break;
+		case 2: wakelock_hold_acquire_timeout(x, (seed >> 4) % 50); break;
+		case 3: wakelock_hold_acquire(x); wakelock_hold_release(x); break;
+		default: wakelock_hold_is_held(x); break;
 		}
 		/* Busy but not CPU-bound, like a real client: eight processes
 		 * spinning on two cores would measure the scheduler, not us. */
@@ -195,12 +195,12 @@ static void test_sigkill_storm(void **st)
 	uint64_t *lat = calloc((size_t)kills + 1, sizeof(uint64_t));
 	unsigned nlat = 0, mid_update = 0, unregistered = 0, seed = 12345, next = 0;
 	uint64_t canary_max = 0, t_start = hd_now_ns(), attempts0, l;
-	wl_client *canary;
-	wl_hold *ch;
+	wakelock_client *canary;
+	wakelock_hold *ch;
 	(void)st;
 
-	assert_int_equal(wl_client_open(NULL, "canary", &canary), 0);
-	assert_int_equal(wl_hold_create(canary, "c", &ch), 0);
+	assert_int_equal(wakelock_client_open(NULL, "canary", &canary), 0);
+	assert_int_equal(wakelock_hold_create(canary, "c", &ch), 0);
 	attempts0 = hd_snap(&D)->dstats.attempts;
 	memset(pool, 0, sizeof(pool));
 
@@ -237,8 +237,8 @@ static void test_sigkill_storm(void **st)
 		}
 		/* Canary: the system must stay usable, never deadlocked. */
 		uint64_t c0 = hd_now_ns();
-		assert_int_equal(wl_hold_acquire(ch), 0);
-		assert_int_equal(wl_hold_release(ch), 0);
+		assert_int_equal(wakelock_hold_acquire(ch), 0);
+		assert_int_equal(wakelock_hold_release(ch), 0);
 		if (hd_now_ns() - c0 > canary_max)
 			canary_max = hd_now_ns() - c0;
 	}
@@ -263,9 +263,9 @@ static void test_sigkill_storm(void **st)
 	assert_int_equal(live, 1);
 	assert_int_equal(hs->counter, 0);
 	/* Exact count: acquire once more and see exactly 1. */
-	assert_int_equal(wl_hold_acquire(ch), 0);
+	assert_int_equal(wakelock_hold_acquire(ch), 0);
 	assert_int_equal(hd_snap(&D)->counter, 1);
-	assert_int_equal(wl_hold_release(ch), 0);
+	assert_int_equal(wakelock_hold_release(ch), 0);
 	assert_int_equal(hd_snap(&D)->counter, 0);
 	/* And the daemon keeps suspending. */
 	hd_sleep_ms(50);
@@ -284,7 +284,7 @@ static void test_sigkill_storm(void **st)
 	/* Every victim that registered was reaped within 2 s: kill_and_reap()
 	 * fails the test otherwise. */
 	free(lat);
-	wl_client_close(canary);
+	wakelock_client_close(canary);
 }
 
 int main(void)

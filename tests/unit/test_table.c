@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../lib/wl_region.h"
+#include "lib/wl_region.h"
 
 #define MS 1000000ull
 
@@ -145,11 +145,11 @@ static void test_limits(void **st)
 
 	assert_int_equal(wl_table_hold_alloc(h, s, "k", WL_HOLD_CLIENT, 7), 7);
 	assert_int_equal(wl_table_hold_alloc(h, s, "k", WL_HOLD_CLIENT, 7), -EEXIST);
-	assert_int_equal(wl_table_hold_alloc(h, s, "k", WL_HOLD_CLIENT, WL_MAX_HOLDS_PER_CLIENT),
+	assert_int_equal(wl_table_hold_alloc(h, s, "k", WL_HOLD_CLIENT, WAKELOCK_MAX_HOLDS_PER_CLIENT),
 	                 -EINVAL);
 	/* A client's hold is changed in its region, never by the daemon. */
 	assert_int_equal(wl_table_acquire(h, s, 7, 0, MS), -EPERM);
-	for (unsigned i = 1; i < WL_MAX_HOLDS_PER_CLIENT; i++)
+	for (unsigned i = 1; i < WAKELOCK_MAX_HOLDS_PER_CLIENT; i++)
 		assert_true(wl_table_hold_alloc(h, s, "k", WL_HOLD_DAEMON, -1) >= 0);
 	assert_int_equal(wl_table_hold_alloc(h, s, "k", WL_HOLD_DAEMON, -1), -ENOSPC);
 	for (unsigned i = 1; i < WL_MAX_CLIENTS; i++)

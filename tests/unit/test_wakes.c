@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
-#include "../../lib/wl_client.h"
+#include "lib/wl_client.h"
 #include "harness.h"
 
 struct env {
@@ -206,41 +206,41 @@ static void test_claims(void **st)
 
 /*
  * Resume notifications: the fd becomes readable after each attempt and
- * wl_resume_read() reports the latest one once, counting the ones it
+ * wakelock_resume_read() reports the latest one once, counting the ones it
  * skipped; misuse gets EINVAL.  The example program prints them.
  */
 static void test_resume_notifications(void **st)
 {
 	struct env *e = start(NULL, "50");
-	struct wl_resume res;
+	struct wakelock_resume res;
 	struct pollfd p;
-	wl_client *c;
+	wakelock_client *c;
 	uint64_t first;
 	char cmd[1024];
 	int fd;
 
 	*st = e;
-	assert_int_equal(wl_client_open(NULL, "watcher", &c), 0);
-	assert_int_equal(wl_resume_read(c, &res), -EINVAL);    /* not subscribed */
-	assert_int_equal(wl_resume_fd(NULL), -EINVAL);
-	fd = wl_resume_fd(c);
+	assert_int_equal(wakelock_client_open(NULL, "watcher", &c), 0);
+	assert_int_equal(wakelock_resume_read(c, &res), -EINVAL);    /* not subscribed */
+	assert_int_equal(wakelock_resume_fd(NULL), -EINVAL);
+	fd = wakelock_resume_fd(c);
 	assert_true(fd >= 0);
-	assert_int_equal(wl_resume_fd(c), fd);                 /* the same one */
-	assert_int_equal(wl_resume_read(NULL, &res), -EINVAL);
+	assert_int_equal(wakelock_resume_fd(c), fd);                 /* the same one */
+	assert_int_equal(wakelock_resume_read(NULL, &res), -EINVAL);
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
 	assert_int_equal(poll(&p, 1, 5000), 1);
-	assert_int_equal(wl_resume_read(c, &res), 1);
+	assert_int_equal(wakelock_resume_read(c, &res), 1);
 	assert_int_equal(res.slept, 1);
 	assert_int_equal(res.error, 0);
 	assert_string_equal(res.cause, "unknown");
 	first = res.seq;
-	assert_int_equal(wl_resume_read(c, &res), 0);          /* nothing new */
+	assert_int_equal(wakelock_resume_read(c, &res), 0);          /* nothing new */
 	hd_sleep_ms(400);                                      /* several attempts */
 	assert_int_equal(poll(&p, 1, 5000), 1);
-	assert_int_equal(wl_resume_read(c, &res), 1);
+	assert_int_equal(wakelock_resume_read(c, &res), 1);
 	assert_true(res.seq > first + 1);
 	assert_int_equal(res.missed, res.seq - first - 1);
-	wl_client_close(c);
+	wakelock_client_close(c);
 	snprintf(cmd, sizeof(cmd), "timeout 20 %s resume-example 3 >%s/ex.out",
 	         hd_bin("example-resume"), e->d.dir);
 	assert_int_equal(system(cmd), 0);

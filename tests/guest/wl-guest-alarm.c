@@ -2,7 +2,7 @@
 /*
  * Guest test helper (static, for the QEMU initramfs): register as NAME,
  * set a wake alarm FIRST_MS from now, then every PERIOD_MS (window 0), and
- * for COUNT fires do WORK_MS of "work" before wl_alarm_done().  Per fire it
+ * for COUNT fires do WORK_MS of "work" before wakelock_alarm_done().  Per fire it
  * prints
  *   fire K seen=N late_ms=L success_before=A success_after=B
  * where L is how long after its due time (CLOCK_BOOTTIME) the fire was
@@ -41,12 +41,12 @@ static long success_count(void)
 	return n;
 }
 
-static int keep_awake(wl_client *c)
+static int keep_awake(wakelock_client *c)
 {
-	wl_hold *h;
-	int r = wl_hold_create(c, "end", &h);
+	wakelock_hold *h;
+	int r = wakelock_hold_create(c, "end", &h);
 
-	return r ? r : wl_hold_acquire(h);
+	return r ? r : wakelock_hold_acquire(h);
 }
 
 static int number(const char *s, long max, long *out)
@@ -61,8 +61,8 @@ int main(int argc, char **argv)
 {
 	long first, period, count, work;
 	long long t0, due;
-	wl_client *c;
-	wl_alarm *a;
+	wakelock_client *c;
+	wakelock_alarm *a;
 	int r;
 
 	if (argc != 6 || number(argv[2], 86400000, &first) || number(argv[3], 86400000, &period) ||
@@ -70,12 +70,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s NAME FIRST_MS PERIOD_MS COUNT WORK_MS\n", argv[0]);
 		return 2;
 	}
-	r = wl_client_open(NULL, argv[1], &c);
+	r = wakelock_client_open(NULL, argv[1], &c);
 	if (r == 0)
-		r = wl_alarm_create(c, "guest", &a);
+		r = wakelock_alarm_create(c, "guest", &a);
 	t0 = boottime_ms();
 	if (r == 0)
-		r = wl_alarm_set(a, (uint64_t)first, (uint32_t)period, 0);
+		r = wakelock_alarm_set(a, (uint64_t)first, (uint32_t)period, 0);
 	if (r == 0) {
 		printf("set\n");
 		fflush(stdout);
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 		long before, after;
 		long long late;
 
-		r = wl_alarm_wait(a, -1);
+		r = wakelock_alarm_wait(a, -1);
 		if (r <= 0)
 			break;
 		late = boottime_ms() - due;
@@ -99,10 +99,10 @@ int main(int argc, char **argv)
 		due += period * r;
 		r = k == count - 1 ? keep_awake(c) : 0;
 		if (r == 0)
-			r = wl_alarm_done(a);
+			r = wakelock_alarm_done(a);
 	}
 	if (r < 0) {
-		fprintf(stderr, "%s: %s: %s\n", argv[0], wl_strerror(r), wl_last_error());
+		fprintf(stderr, "%s: %s: %s\n", argv[0], wakelock_strerror(r), wakelock_last_error());
 		return 1;
 	}
 	printf("holding\n");

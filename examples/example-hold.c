@@ -4,6 +4,7 @@
  * symbols the version script exports): hold the system awake for the
  * given number of milliseconds.  Usage: example-hold NAME MS
  */
+#define _POSIX_C_SOURCE 200809L /* POSIX.1-2008, for a plain -std=c11 build */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -11,8 +12,8 @@
 
 int main(int argc, char **argv)
 {
-	wl_client *c;
-	wl_hold *h;
+	wakelock_client *c;
+	wakelock_hold *h;
 	struct timespec ts;
 	long ms = argc > 2 ? atol(argv[2]) : 0;
 	int r;
@@ -21,20 +22,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s NAME [MS]\n", argv[0]);
 		return 2;
 	}
-	r = wl_client_open(NULL, argv[1], &c);
+	r = wakelock_client_open(NULL, argv[1], &c);
 	if (r == 0)
-		r = wl_hold_create(c, "example", &h);
+		r = wakelock_hold_create(c, "example", &h);
 	if (r == 0)
-		r = wl_hold_acquire(h);
+		r = wakelock_hold_acquire(h);
 	if (r < 0) {
-		fprintf(stderr, "%s: %s (%s)\n", argv[0], wl_strerror(r), wl_last_error());
+		fprintf(stderr, "%s: %s (%s)\n", argv[0], wakelock_strerror(r), wakelock_last_error());
 		return 1;
 	}
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	nanosleep(&ts, NULL);
-	wl_hold_release(h);
-	wl_hold_destroy(h);
-	wl_client_close(c);
+	wakelock_hold_release(h);
+	wakelock_hold_destroy(h);
+	wakelock_client_close(c);
 	return 0;
 }

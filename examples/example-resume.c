@@ -5,6 +5,7 @@
  * system slept, for how long, and what woke it; COUNT lines, then exit.
  * Usage: example-resume NAME COUNT
  */
+#define _POSIX_C_SOURCE 200809L /* POSIX.1-2008, for a plain -std=c11 build */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +13,8 @@
 
 int main(int argc, char **argv)
 {
-	struct wl_resume res;
-	wl_client *c;
+	struct wakelock_resume res;
+	wakelock_client *c;
 	long count = argc > 2 ? atol(argv[2]) : 0;
 	int fd = -1, r;
 
@@ -21,15 +22,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s NAME COUNT\n", argv[0]);
 		return 2;
 	}
-	r = wl_client_open(NULL, argv[1], &c);
+	r = wakelock_client_open(NULL, argv[1], &c);
 	if (r == 0)
-		r = fd = wl_resume_fd(c);
+		r = fd = wakelock_resume_fd(c);
 	while (r >= 0 && count > 0) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
 		if (poll(&p, 1, -1) < 0)
 			continue;
-		r = wl_resume_read(c, &res);
+		r = wakelock_resume_read(c, &res);
 		if (r == 1) {
 			printf("attempt %llu: %s, %llu ms asleep, woken by %s (%u not reported)\n",
 			       (unsigned long long)res.seq,
@@ -40,9 +41,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (r < 0) {
-		fprintf(stderr, "%s: %s (%s)\n", argv[0], wl_strerror(r), wl_last_error());
+		fprintf(stderr, "%s: %s (%s)\n", argv[0], wakelock_strerror(r), wakelock_last_error());
 		return 1;
 	}
-	wl_client_close(c);
+	wakelock_client_close(c);
 	return 0;
 }

@@ -5,7 +5,7 @@
  * milliseconds (0 = forever).  Lets guest scripts check "no suspend while
  * a hold exists" and "a killed holder lets the system sleep again".
  * Usage: wl-guest-hold NAME [MS]
- *        wl-guest-hold --epoll    (wl_epoll_add on a pipe: exit 0 if it
+ *        wl-guest-hold --epoll    (wakelock_epoll_add on a pipe: exit 0 if it
  *                                  succeeded, 3 if EPERM, 1 otherwise)
  */
 #include <errno.h>
@@ -23,16 +23,16 @@ static int epoll_check(void)
 
 	if (ep < 0 || pipe(p) < 0)
 		return 1;
-	r = wl_epoll_add(ep, p[0], EPOLLIN, 0);
-	printf("wl_epoll_add: %s%s%s\n", r ? wl_strerror(r) : "ok", r ? ": " : "",
-	       r ? wl_last_error() : "");
+	r = wakelock_epoll_add(ep, p[0], EPOLLIN, 0);
+	printf("wakelock_epoll_add: %s%s%s\n", r ? wakelock_strerror(r) : "ok", r ? ": " : "",
+	       r ? wakelock_last_error() : "");
 	return r == 0 ? 0 : r == -EPERM ? 3 : 1;
 }
 
 int main(int argc, char **argv)
 {
-	wl_client *c;
-	wl_hold *h;
+	wakelock_client *c;
+	wakelock_hold *h;
 	long ms = argc > 2 ? atol(argv[2]) : 0;
 	int r;
 
@@ -42,13 +42,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s NAME [MS]\n", argv[0]);
 		return 2;
 	}
-	r = wl_client_open(NULL, argv[1], &c);
+	r = wakelock_client_open(NULL, argv[1], &c);
 	if (r == 0)
-		r = wl_hold_create(c, "guest", &h);
+		r = wakelock_hold_create(c, "guest", &h);
 	if (r == 0)
-		r = wl_hold_acquire(h);
+		r = wakelock_hold_acquire(h);
 	if (r < 0) {
-		fprintf(stderr, "%s: %s: %s\n", argv[0], wl_strerror(r), wl_last_error());
+		fprintf(stderr, "%s: %s: %s\n", argv[0], wakelock_strerror(r), wakelock_last_error());
 		return 1;
 	}
 	printf("held %d\n", (int)getpid());
@@ -58,7 +58,7 @@ int main(int argc, char **argv)
 			pause();
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
 	nanosleep(&ts, NULL);
-	wl_hold_release(h);
-	wl_client_close(c);
+	wakelock_hold_release(h);
+	wakelock_client_close(c);
 	return 0;
 }

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The smallest wake alarm client, built against libwakelock.so (only the
- * symbols the version script exports, WAKELOCK_1.1 included): be woken
+ * symbols the version script exports): be woken
  * MS milliseconds from now, every PERIOD ms for COUNT times, and do the
  * "work" (print a line) before the system may sleep again.
  * Usage: example-alarm NAME MS [PERIOD COUNT]
  */
+#define _POSIX_C_SOURCE 200809L /* POSIX.1-2008, for a plain -std=c11 build */
 #include <stdio.h>
 #include <stdlib.h>
 #include <wakelock.h>
 
 int main(int argc, char **argv)
 {
-	wl_client *c;
-	wl_alarm *a;
+	wakelock_client *c;
+	wakelock_alarm *a;
 	long period = argc > 3 ? atol(argv[3]) : 0, count = argc > 4 ? atol(argv[4]) : 1;
 	int r;
 
@@ -21,24 +22,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s NAME MS [PERIOD COUNT]\n", argv[0]);
 		return 2;
 	}
-	r = wl_client_open(NULL, argv[1], &c);
+	r = wakelock_client_open(NULL, argv[1], &c);
 	if (r == 0)
-		r = wl_alarm_create(c, "example", &a);
+		r = wakelock_alarm_create(c, "example", &a);
 	if (r == 0)
-		r = wl_alarm_set(a, (uint64_t)atoll(argv[2]), (uint32_t)period, 0);
+		r = wakelock_alarm_set(a, (uint64_t)atoll(argv[2]), (uint32_t)period, 0);
 	while (r == 0 && count > 0) {
-		r = wl_alarm_wait(a, -1);
+		r = wakelock_alarm_wait(a, -1);
 		if (r > 0) {
 			printf("woken (%d)\n", r);
 			count -= r;
-			r = wl_alarm_done(a);
+			r = wakelock_alarm_done(a);
 		}
 	}
 	if (r < 0) {
-		fprintf(stderr, "%s: %s (%s)\n", argv[0], wl_strerror(r), wl_last_error());
+		fprintf(stderr, "%s: %s (%s)\n", argv[0], wakelock_strerror(r), wakelock_last_error());
 		return 1;
 	}
-	wl_alarm_destroy(a);
-	wl_client_close(c);
+	wakelock_alarm_destroy(a);
+	wakelock_client_close(c);
 	return 0;
 }
