@@ -7,6 +7,9 @@
 #   make deb             the Debian packages (debian/), into build/deb/
 #   make check-deb       install them into a throw-away root with dpkg and
 #                        check the packaged unit (build/results/deb.counts)
+# dpkg-buildpackage (dpkg-dev), debhelper and lintian: make deb.
+PACKAGING_DEBS := dpkg-dev debhelper lintian
+USERSPACE_DEBS += $(PACKAGING_DEBS)
 .PHONY: check-install deb check-deb
 
 check-install: meson-host

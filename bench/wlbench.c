@@ -64,13 +64,6 @@
 #include <unistd.h>
 #include "lib/wl_client.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void sleep_ms(unsigned ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
@@ -273,15 +266,15 @@ static int cmd_hold(int procs, double seconds, int batch)
 			}
 			if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
 				_exit(1);
-			end = now_ns() + (uint64_t)(seconds * 1e9);
+			end = wl_now_mono() + (uint64_t)(seconds * 1e9);
 			for (;;) {
-				uint64_t t0 = now_ns(), t1;
+				uint64_t t0 = wl_now_mono(), t1;
 
 				for (int i = 0; i < batch; i++) {
 					if (wakelock_hold_acquire(h) < 0 || wakelock_hold_release(h) < 0)
 						_exit(2);
 				}
-				t1 = now_ns();
+				t1 = wl_now_mono();
 				if (n < per)
 					mine[n++] = (double)(t1 - t0) / batch;
 				if (t1 >= end)
@@ -299,7 +292,7 @@ static int cmd_hold(int procs, double seconds, int batch)
 		if (read(ready[0], &c, 1) != 1)
 			die("child failed to start", 0);
 	}
-	t_start = now_ns();
+	t_start = wl_now_mono();
 	for (int p = 0; p < procs; p++)
 		if (write(go[1], "g", 1) != 1)
 			die("go", 0);
@@ -309,7 +302,7 @@ static int cmd_hold(int procs, double seconds, int batch)
 		if (!WIFEXITED(st) || WEXITSTATUS(st))
 			die("child failed", 0);
 	}
-	t_end = now_ns();
+	t_end = wl_now_mono();
 	for (int p = 0; p < procs; p++)
 		total += counts[p];
 	all = malloc(sizeof(double) * (total + 1));
@@ -369,7 +362,7 @@ static int cmd_scale(int want, double seconds)
 	if ((r = wakelock_hold_create(obs, "keep", &oh)) < 0 || (r = wakelock_hold_acquire(oh)) < 0)
 		die("observer hold", r);
 	rss0 = proc_status_kb(dpid, "VmRSS");
-	t0 = now_ns();
+	t0 = wl_now_mono();
 	for (n = 0; n < want; n++) {
 		char nm[WAKELOCK_NAME_MAX];
 		snprintf(nm, sizeof(nm), "scale-%d", n);
@@ -377,7 +370,7 @@ static int cmd_scale(int want, double seconds)
 		if (r < 0)
 			break;
 	}
-	reg_ns = now_ns() - t0;
+	reg_ns = wl_now_mono() - t0;
 	int err = r;
 	char errs[80];
 	snprintf(errs, sizeof(errs), "%s", err < 0 ? wakelock_strerror(err) : "none");
@@ -402,19 +395,19 @@ static int cmd_scale(int want, double seconds)
 	 * reads the clock once, at the acquire). */
 	const int batch = 64;
 	wakelock_hold *pick[64];
-	end = now_ns() + (uint64_t)(seconds * 1e9);
+	end = wl_now_mono() + (uint64_t)(seconds * 1e9);
 	for (int warm = 1; warm >= 0; warm--) {
-		uint64_t stop = warm ? now_ns() + 100000000ull : end;
+		uint64_t stop = warm ? wl_now_mono() + 100000000ull : end;
 		for (;;) {
 			for (int i = 0; i < batch; i++)
 				pick[i] = h[(xorshift() % (uint64_t)n) * WAKELOCK_MAX_HOLDS_PER_CLIENT +
 				            WAKELOCK_MAX_HOLDS_PER_CLIENT - 1];
-			uint64_t a = now_ns(), b;
+			uint64_t a = wl_now_mono(), b;
 			for (int i = 0; i < batch; i++) {
 				wakelock_hold_acquire(pick[i]);
 				wakelock_hold_release(pick[i]);
 			}
-			b = now_ns();
+			b = wl_now_mono();
 			if (!warm && ns < cap)
 				v[ns++] = (double)(b - a) / batch;
 			if (b >= stop)
@@ -424,7 +417,7 @@ static int cmd_scale(int want, double seconds)
 	/* Reaping: close every client at once, time from the first close until
 	 * the daemon has freed all their slots (it learns of each through a
 	 * socket hang-up, and may reap while the closes are still going on). */
-	t0 = now_ns();
+	t0 = wl_now_mono();
 	for (int i = 0; i < n; i++) {
 		/* Let the daemon reap: do not release in the library first.
 		 * The client's watcher would register it again: stop it. */
@@ -432,9 +425,9 @@ static int cmd_scale(int want, double seconds)
 		close(cl[i]->sock);
 		cl[i]->sock = -1;
 	}
-	while (live_slots(__atomic_load_n(&obs->pub, __ATOMIC_ACQUIRE)) > 1 && now_ns() - t0 < 20000000000ull)
+	while (live_slots(__atomic_load_n(&obs->pub, __ATOMIC_ACQUIRE)) > 1 && wl_now_mono() - t0 < 20000000000ull)
 		usleep(100);
-	reap_ns = now_ns() - t0;
+	reap_ns = wl_now_mono() - t0;
 	snprintf(extra, sizeof(extra),
 	         " clients_wanted=%d clients=%d holds_held=%d open_error=%s"
 	         " register_us=%.1f reap_us_per_client=%.1f daemon_rss_kb_before=%lld"
@@ -459,11 +452,11 @@ static int cmd_wakelock(int pairs)
 	if (lk < 0 || ul < 0)
 		die("/sys/power/wake_lock", 0);
 	for (int i = -100; i < pairs; i++) {
-		uint64_t a = now_ns();
+		uint64_t a = wl_now_mono();
 		if (write(lk, "wlbench", 7) != 7 || write(ul, "wlbench", 7) != 7)
 			die("wake_lock write", 0);
 		if (i >= 0)
-			v[i] = (double)(now_ns() - a);
+			v[i] = (double)(wl_now_mono() - a);
 	}
 	report("wake_lock_pair", v, (size_t)pairs, "ns", NULL);
 	return 0;
@@ -506,12 +499,12 @@ static int cmd_epoll(int rounds)
 		die("eventfd/epoll", 0);
 	snprintf(extra, sizeof(extra), " wakeup_kept=%d", epoll_wakeup_kept(ep, efd));
 	for (int i = -100; i < rounds; i++) {
-		uint64_t a = now_ns();
+		uint64_t a = wl_now_mono();
 		if (write(efd, &one, 8) != 8 || epoll_wait(ep, &ev, 1, -1) != 1 ||
 		    read(efd, &got, 8) != 8)
 			die("epoll round", 0);
 		if (i >= 0)
-			v[i] = (double)(now_ns() - a);
+			v[i] = (double)(wl_now_mono() - a);
 	}
 	/* One more epoll_wait releases the kernel's EPOLLWAKEUP source. */
 	epoll_wait(ep, &ev, 1, 0);
@@ -550,19 +543,19 @@ static int cmd_latency(int iters, const char *trace)
 		if ((r = wakelock_hold_acquire(h)) < 0)
 			die("acquire", r);
 		/* Wait until the daemon is parked on the counter (step 3). */
-		dl = now_ns() + 2000000000ull;
+		dl = wl_now_mono() + 2000000000ull;
 		while (!(__atomic_load_n(&hdr->dstate, __ATOMIC_ACQUIRE) == WL_D_WAITING &&
-		         __atomic_load_n(&hdr->waiting, __ATOMIC_ACQUIRE)) && now_ns() < dl)
+		         __atomic_load_n(&hdr->waiting, __ATOMIC_ACQUIRE)) && wl_now_mono() < dl)
 			usleep(50);
 		usleep(200);   /* and really asleep in poll() */
 		seq = tp->seq;
-		t0 = now_ns();
+		t0 = wl_now_mono();
 		if ((r = wakelock_hold_release(h)) < 0)
 			die("release", r);
 		dl = t0 + 2000000000ull;
 		/* The daemon stamps the time itself: poll gently, do not spin (a
 		 * spinning poller on a 2-core machine delays the daemon). */
-		while (tp->seq == seq && now_ns() < dl)
+		while (tp->seq == seq && wl_now_mono() < dl)
 			usleep(50);
 		if (tp->seq == seq) {
 			timeouts++;
@@ -637,9 +630,9 @@ static int cmd_bare(double seconds)
 	if (cfd < 0 || sfd < 0)
 		die("/sys/power", 0);
 	sigaction(SIGALRM, &sa, NULL);   /* no SA_RESTART: bounds a blocked read */
-	start = prev = now_ns();
+	start = prev = wl_now_mono();
 	end = start + (uint64_t)(seconds * 1e9);
-	while (now_ns() < end) {
+	while (wl_now_mono() < end) {
 		ssize_t k;
 
 		alarm(5);
@@ -658,7 +651,7 @@ static int cmd_bare(double seconds)
 			continue;
 		}
 		ok++;
-		uint64_t t = now_ns();
+		uint64_t t = wl_now_mono();
 		if (n < cap)
 			v[n++] = (double)(t - prev) / 1e6;
 		prev = t;
@@ -669,8 +662,8 @@ static int cmd_bare(double seconds)
 	                (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 	snprintf(extra, sizeof(extra), " cycles=%d aborts=%d failures=%d seconds=%.2f rate=%.2f"
 	         " cpu_ms_per_cycle=%.3f",
-	         ok, aborts, fails, (double)(now_ns() - start) / 1e9,
-	         ok / ((double)(now_ns() - start) / 1e9), ok ? cpu_ms / ok : 0);
+	         ok, aborts, fails, (double)(wl_now_mono() - start) / 1e9,
+	         ok / ((double)(wl_now_mono() - start) / 1e9), ok ? cpu_ms / ok : 0);
 	report("bare_cycle", v, n, "ms", extra);
 	return 0;
 }
@@ -695,7 +688,7 @@ static int cmd_futex_wake(int iters)
 		for (uint32_t seq = 0;; ) {
 			while (fw->word == seq)
 				syscall(SYS_futex, &fw->word, FUTEX_WAIT, seq, NULL, NULL, 0);
-			fw->t_woke = now_ns();
+			fw->t_woke = wl_now_mono();
 			seq = fw->word;
 			__atomic_store_n(&fw->seen, seq, __ATOMIC_RELEASE);
 			if (seq == 0xffffffffu)
@@ -707,7 +700,7 @@ static int cmd_futex_wake(int iters)
 		uint64_t t0;
 
 		usleep(300);   /* the child is asleep in the kernel again */
-		t0 = now_ns();
+		t0 = wl_now_mono();
 		__atomic_store_n(&fw->word, seq, __ATOMIC_RELEASE);
 		syscall(SYS_futex, &fw->word, FUTEX_WAKE, 1, NULL, NULL, 0);
 		while (__atomic_load_n(&fw->seen, __ATOMIC_ACQUIRE) != seq)
@@ -730,10 +723,10 @@ static int cmd_clock(int iters)
 	struct timespec ts;
 
 	for (int i = 0; i < iters; i++) {
-		uint64_t a = now_ns();
+		uint64_t a = wl_now_mono();
 		for (int k = 0; k < 100; k++)
 			clock_gettime(CLOCK_MONOTONIC, &ts);
-		v[i] = (double)(now_ns() - a) / 100;
+		v[i] = (double)(wl_now_mono() - a) / 100;
 	}
 	report("clock_mono", v, (size_t)iters, "ns", NULL);
 	return 0;

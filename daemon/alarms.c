@@ -29,14 +29,6 @@
 #include "ledger.h"
 #include "log.h"
 
-static uint64_t boot_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int alarms_open(struct daemon *d, char *err, size_t errlen)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLWAKEUP, .data.u32 = IDX_ALARM };
@@ -193,7 +185,7 @@ void alarms_timer_event(struct daemon *d)
 	if (read(d->alarm_fd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		log_warn("alarm timer: %s", strerror(errno));
 	wl_lock(hdr);
-	boot = boot_now();
+	boot = wl_clock_ns(CLOCK_BOOTTIME);
 	mono = wl_now_mono();
 	/* Every due alarm first, then the signals: a client woken by one of
 	 * them (it reads fired_seq without our lock) sees all the fires of
@@ -316,7 +308,7 @@ void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_arg *m
 	al = &hdr->slots[c->slot].alarms[m->index];
 	switch (m->req.op) {
 	case WL_OP_ALARM_SET:
-		r = alarm_sched_set(&al->t, boot_now(), m->first_ms, m->period_ms, m->window_ms);
+		r = alarm_sched_set(&al->t, wl_clock_ns(CLOCK_BOOTTIME), m->first_ms, m->period_ms, m->window_ms);
 		if (r == -EINVAL)
 			why = "the window of a periodic alarm may not exceed its period";
 		else if (r == -EOVERFLOW)

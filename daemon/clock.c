@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include "lib/wl_shm.h"
 #include "power.h"
 
 struct real_clock {
@@ -14,20 +15,13 @@ struct real_clock {
 	int woken;
 };
 
-static uint64_t ts_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t rc_mono(struct power_clock *c) { (void)c; return ts_ns(CLOCK_MONOTONIC); }
-static uint64_t rc_boot(struct power_clock *c) { (void)c; return ts_ns(CLOCK_BOOTTIME); }
+static uint64_t rc_mono(struct power_clock *c) { (void)c; return wl_clock_ns(CLOCK_MONOTONIC); }
+static uint64_t rc_boot(struct power_clock *c) { (void)c; return wl_clock_ns(CLOCK_BOOTTIME); }
 
 static int rc_sleep(struct power_clock *c, uint64_t ns)
 {
 	struct real_clock *rc = (struct real_clock *)c;
-	uint64_t end = ts_ns(CLOCK_MONOTONIC) + ns;
+	uint64_t end = wl_clock_ns(CLOCK_MONOTONIC) + ns;
 	struct timespec ts = { .tv_sec = (time_t)(end / 1000000000u),
 	                       .tv_nsec = (long)(end % 1000000000u) };
 	int r = 0;

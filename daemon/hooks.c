@@ -33,6 +33,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "lib/wl_shm.h"
 #include "log.h"
 #include "powerloop.h"
 
@@ -47,10 +48,7 @@ int hooks_no_pidfd;
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return wl_now_mono() / 1000000u;
 }
 
 static int open_pidfd(pid_t pid)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Resume notifications, built against libwakelock.so (WAKELOCK_1.2): poll
+ * Resume notifications, built against libwakelock.so: poll
  * the notification fd and print, after each suspend attempt, whether the
  * system slept, for how long, and what woke it; COUNT lines, then exit.
  * Usage: example-resume NAME COUNT

@@ -14,26 +14,16 @@
 #include <time.h>
 #include "wl_region.h"
 
-uint64_t wl_now_mono(void)
+uint64_t wl_clock_ns(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);   /* vDSO: no system call */
+	clock_gettime(id, &ts);   /* vDSO for these clocks: no system call */
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t wl_now_real(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t wl_now_coarse(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+uint64_t wl_now_mono(void) { return wl_clock_ns(CLOCK_MONOTONIC); }
+uint64_t wl_now_real(void) { return wl_clock_ns(CLOCK_REALTIME); }
+uint64_t wl_now_coarse(void) { return wl_clock_ns(CLOCK_MONOTONIC_COARSE); }
 
 void wl_table_update_rt_offset(struct wl_shm_header *hdr)
 {

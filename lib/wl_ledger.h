@@ -4,7 +4,8 @@
  * by the daemon in a fixed ring (daemon/ledger.c) and shown by the CLI.
  * This header and lib/ledger_rec.c hold what both sides need and that does
  * no I/O of its own: the record, its JSON and wire forms, the summary.
- * Not part of the public library (userspace.mk leaves it out of the .so).
+ * Not part of the public API (the version script, lib/libwakelock.map,
+ * keeps it out of what the .so exports).
  */
 #ifndef WL_LEDGER_H
 #define WL_LEDGER_H

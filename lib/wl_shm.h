@@ -31,6 +31,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <time.h>
 #include "wakelock.h"
 
 #define WL_SHM_MAGIC 0x444b4c57u        /* "WLKD" little-endian */
@@ -273,6 +274,9 @@ int wl_phase_wait(const struct wl_shm_header *hdr, uint32_t phase, uint64_t time
  * most once, and only if the operation needs it. */
 #define WL_NOW_LAZY 0u
 struct wl_region;
+/* Nanoseconds on clock id (CLOCK_BOOTTIME, ...): the one conversion of a
+ * timespec in the project's C code. */
+uint64_t wl_clock_ns(clockid_t id);
 uint64_t wl_now_mono(void);
 uint64_t wl_now_real(void);
 uint64_t wl_now_coarse(void);

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # `make check`: every test of the project, then one summary line.
-#   1. host unit tests (make check-unit, also under sanitizers), fuzzing, and
-#      the systemd unit's validity and exposure (scripts/unit-security.sh)
+#   1. host unit tests (make check-unit: meson test, also under sanitizers),
+#      fuzzing, the systemd unit's validity and exposure
+#      (scripts/unit-security.sh), a DESTDIR install put to use
+#      (scripts/install-check.sh), the Debian packages built, linted and
+#      installed into a throw-away root (scripts/deb.sh)
 #   2. the patched and pristine guest kernels, test modules, initramfs, and
 #      checkpatch --strict on every patch of the series
 #   3. each guest run listed in tests/guest/suites, in QEMU
@@ -39,6 +42,8 @@ stage harness "$results/harness.counts" scripts/harness-selftest.sh
 stage unit "$results/unit.counts" make --no-print-directory check-unit
 stage fuzz "$results/fuzz.counts" scripts/fuzz-check.sh
 stage unit-security "$results/unit-security.counts" scripts/unit-security.sh
+stage install "$results/install.counts" make --no-print-directory check-install
+stage deb "$results/deb.counts" make --no-print-directory check-deb
 for variant in patched pristine; do
 	stage "kernel-$variant" - make --no-print-directory guest-image VARIANT=$variant ||
 		touch "$results/no-$variant"

@@ -300,3 +300,36 @@ class HostActions:
             if predicate(line):
                 self.pending.remove(item)
                 action()
+
+
+# --- kernel splats -------------------------------------------------------------
+# What counts as a kernel bug on the console, for every guest run (run-guest,
+# the race test).
+SPLAT = re.compile(
+    r'BUG:|WARNING:|Oops|Kernel panic|KASAN:|UBSAN:|general protection fault|'
+    r'possible (circular|recursive) locking|inconsistent lock state|'
+    r'sleeping function called from invalid context|suspicious RCU usage|'
+    r'INFO: task .* blocked|hung_task|Call Trace:')
+# A freeze aborted by a wakeup event lists the tasks that refused to freeze,
+# each with a "Call Trace:": information, not a bug. The list ends when the
+# tasks are thawed.
+FREEZE_ABORT = re.compile(r'Freezing .* aborted after .* refusing to freeze')
+FREEZE_ABORT_END = re.compile(r'Restarting tasks|OOM killer enabled|PM: suspend exit')
+
+
+class SplatFilter:
+    """Tells kernel splats from console lines that only look like one."""
+
+    def __init__(self):
+        self.in_freeze_abort = False
+
+    def is_splat(self, line):
+        if FREEZE_ABORT.search(line):
+            self.in_freeze_abort = True
+        elif FREEZE_ABORT_END.search(line):
+            self.in_freeze_abort = False
+        if line.lstrip().startswith('#'):
+            return False
+        if self.in_freeze_abort and 'Call Trace:' in line:
+            return False
+        return bool(SPLAT.search(line))

@@ -51,7 +51,7 @@ import time
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(TOP, 'scripts'))
-from wlguest import Guest, GuestError  # noqa: E402
+from wlguest import Guest, GuestError, SplatFilter  # noqa: E402
 
 WL_CACHE = os.environ.get('WL_CACHE') or os.path.join(
     os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'), 'wakelockd')
@@ -87,10 +87,6 @@ SLEEP_START = re.compile(r'PM: suspend-to-idle$')
 SLEEP_END = re.compile(r'PM: resume from suspend-to-idle$')
 E2E = re.compile(r'@@E2E (READY|END|DAEMON) ?(.*)$')
 KV = re.compile(r'(\w+)=(\S+)')
-# Not "Call Trace:": a freeze aborted by a wakeup event dumps the tasks that
-# refused to freeze, which is information, not a bug.
-SPLAT = re.compile(r'BUG:|WARNING:|Oops|Kernel panic|general protection fault|'
-                   r'INFO: task .* blocked')
 FAIL = re.compile(r'^# (FAIL: .*)|^(not ok .*)|^(Bail out!.*)')
 
 
@@ -150,6 +146,7 @@ class Run:
         self.ready = self.end = None             # guest stats at start / end
         self.daemon = None
         self.problems = []
+        self.splats = SplatFilter()
         self.t0 = self.t_stop = None
         self.rx = b''
         self.unknown_answers = 0
@@ -178,7 +175,7 @@ class Run:
                     self.ready = kv
                 else:
                     self.end = kv
-        if SPLAT.search(line):
+        if self.splats.is_splat(line):
             self.problems.append('kernel: ' + line.strip())
         m = FAIL.search(line)
         if m:

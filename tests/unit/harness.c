@@ -16,9 +16,7 @@
 
 uint64_t hd_now_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return wl_now_mono();
 }
 
 void hd_sleep_ms(unsigned ms)

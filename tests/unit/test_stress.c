@@ -4,7 +4,7 @@
  * of them deliberately in the middle of an update of their region (its
  * active count off by three).  Checks: the counter is exact afterwards,
  * nobody deadlocks (a canary client
- * keeps acquiring and releasing; a hang fails by run.sh's timeout), the
+ * keeps acquiring and releasing; a hang fails by meson test's timeout), the
  * daemon keeps suspending, and every registered victim is reaped within
  * 2 s of its SIGKILL (liveness, not speed: the reap latencies are printed
  * in the log, not judged).
