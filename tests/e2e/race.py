@@ -85,7 +85,7 @@ CAP_BLOCK_SUSPEND = 36      # linux/capability.h
 
 SLEEP_START = re.compile(r'PM: suspend-to-idle$')
 SLEEP_END = re.compile(r'PM: resume from suspend-to-idle$')
-E2E = re.compile(r'@@E2E (READY|END|DAEMON) ?(.*)$')
+E2E = re.compile(r'@@E2E (READY|END|DAEMON|WAKE|IDLE) ?(.*)$')
 KV = re.compile(r'(\w+)=(\S+)')
 FAIL = re.compile(r'^# (FAIL: .*)|^(not ok .*)|^(Bail out!.*)')
 
@@ -147,6 +147,9 @@ class Run:
         self.daemon = None
         self.problems = []
         self.splats = SplatFilter()
+        self.wakes = []          # the daemon's wake ledger, a dict per attempt
+        self.idle = False        # the client has exited; the daemon still runs
+        self.injected = None     # when the wake nobody claims was sent
         self.t0 = self.t_stop = None
         self.rx = b''
         self.unknown_answers = 0
@@ -169,6 +172,13 @@ class Run:
                     self.daemon = json.loads(rest)
                 except ValueError:
                     self.daemon = rest
+            elif kind == 'WAKE':
+                try:
+                    self.wakes.append(json.loads(rest))
+                except ValueError:
+                    self.problems.append('guest: unreadable ledger record: ' + rest[:80])
+            elif kind == 'IDLE':
+                self.idle = True
             else:
                 kv = dict(KV.findall(rest))
                 if kind == 'READY':
@@ -297,13 +307,23 @@ class Run:
         backlog = sum(1 for a in self.answered if a is None)
         grace = 60 + 2 * backlog * args.work_ms / 1000
         deadline, ping = time.monotonic() + grace, 0
-        while self.end is None:
+        while self.end is None and not self.idle:
             now = self._tick(0.05)
             if now >= ping:
                 self.guest.modem_write(b'EXIT\n')
                 ping = now + 0.5
             if now > deadline:
                 raise GuestError(f'guest did not report its end statistics within {grace:.0f} s')
+        if self.idle:
+            self._unclaimed_wake()
+        deadline, ping = time.monotonic() + 60, 0
+        while self.end is None:
+            now = self._tick(0.05)
+            if self.idle and now >= ping:
+                self.guest.modem_write(b'DONE\n')
+                ping = now + 0.5
+            if now > deadline:
+                raise GuestError('guest did not report its end statistics within 60 s')
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             try:
@@ -313,6 +333,68 @@ class Run:
         if self.sleep_start is not None:
             self.intervals.append((self.sleep_start, self.t_stop))
             self.sleep_start = None
+
+    def _unclaimed_wake(self):
+        """The client has exited and the daemon goes on suspending: once the
+        guest is asleep, wake it through ttyS1, where nobody will take a hold,
+        and wait past the claim window (1 s) before saying DONE."""
+        deadline = time.monotonic() + 30
+        while self.sleep_start is None or time.monotonic() < self.sleep_start + 0.3:
+            if self._tick(0.05) > deadline:
+                self.log('the guest did not suspend after the client exited: no unclaimed wake')
+                return
+        self.guest.modem_write(b'WAKE\n')
+        self.injected = time.monotonic()
+        end = self.injected + 2.5
+        while time.monotonic() < end:
+            self._tick(0.05)
+
+    def ledger(self):
+        """The daemon's wake ledger against what the host saw. Each sleep
+        the host saw (suspend-to-idle .. resume) is one attempt the ledger
+        calls resumed, in the same order. A call that arrived while the guest
+        slept agrees when that attempt's record names ttyS1's wakeup source
+        as a cause and modem-client's hold "call" as a claim."""
+        if not self.wakes:
+            return None
+        resumed = [w for w in sorted(self.wakes, key=lambda w: w.get('seq', 0))
+                   if w.get('outcome') == 'resumed']
+
+        def interval_of(t):
+            for k, (st, e) in enumerate(self.intervals):
+                if st < t < e:
+                    return k
+            return None
+
+        def woken_by_port(rec):
+            return isinstance(rec.get('sources'), list) and 'ttyS1' in rec['sources']
+
+        during, agree, lat = 0, 0, []
+        for s in self.sent:
+            k = interval_of(s) if s is not None else None
+            if k is None:
+                continue
+            during += 1
+            rec = resumed[k] if k < len(resumed) else None
+            claims = [c for c in (rec or {}).get('claims', [])
+                      if c.get('client') == 'modem-client' and c.get('hold') == 'call']
+            if rec and woken_by_port(rec) and claims:
+                agree += 1
+                lat.append(claims[0]['latency_us'] / 1000)
+        inj = None
+        if self.injected is not None:
+            k = interval_of(self.injected)
+            rec = resumed[k] if k is not None and k < len(resumed) else None
+            inj = {'found': rec is not None,
+                   'claim': rec.get('claim') if rec else None,
+                   'by_port': woken_by_port(rec) if rec else False}
+        lat.sort()
+        return {'records': len(self.wakes), 'resumed': len(resumed),
+                'sleeps_seen': len(self.intervals), 'calls_during_sleep': during,
+                'agree': agree, 'claim_ms_p50': percentile(lat, 50) if lat else None,
+                'claim_ms_p99': percentile(lat, 99) if lat else None,
+                'unclaimed': sum(1 for w in self.wakes if w.get('claim') == 'unclaimed'),
+                'injected': inj}
 
     def summary(self):
         bound = self.args.bound_ms / 1000
@@ -357,6 +439,7 @@ class Run:
             'duration_s': round(span, 1),
             'guest_start': self.ready, 'guest_end': self.end, 'daemon_stats': self.daemon,
             'unknown_answers': self.unknown_answers,
+            'ledger': self.ledger(),
             'problems': self.problems,
             'console_log': getattr(self, 'console_log', None),
         }
@@ -576,6 +659,16 @@ def main():
                   + (f"; problems: {s['problems'][:3]}" if s['problems'] else ''))
     summaries = [s for s, _ in results]
     text = table(summaries, args)
+    for s in summaries:
+        lg = s.get('ledger')
+        if lg:
+            inj = lg['injected'] or {}
+            text += (f"\nwake ledger ({s['config']}): {lg['records']} records, {lg['resumed']} resumed "
+                     f"(host saw {lg['sleeps_seen']} sleeps); {lg['agree']} of "
+                     f"{lg['calls_during_sleep']} calls during suspend woken by ttyS1 and claimed "
+                     f"by modem-client (claim p50 {lg['claim_ms_p50']} ms, p99 "
+                     f"{lg['claim_ms_p99']} ms); {lg['unclaimed']} unclaimed; injected wake: "
+                     f"{inj.get('claim', 'none')}")
     print(text)
     os.makedirs(os.path.dirname(args.out) or '.', exist_ok=True)
     with open(args.out + '.txt', 'w') as f:
@@ -629,6 +722,25 @@ def main():
                   f"{asked[-1]} as asked (the guest reports {s.get('port_hold_ms')})")
         return True
 
+    def judge_ledger(s):
+        """wakelockd's wake ledger agrees with the host (docs/ledger.md)."""
+        c, lg = s['config'], s.get('ledger')
+        if 'wle2e=wakelockd' not in CONFIGS[c][1] or '--no-hold' in CONFIGS[c][1]:
+            return           # no daemon, or a client that takes no hold
+        if not lg:
+            judge(False, f"({c}) the guest reported its wake ledger")
+            return
+        judge(lg['resumed'] == lg['sleeps_seen'], f"({c}) ledger: {lg['resumed']} resumed "
+              f"attempts, {lg['sleeps_seen']} sleeps seen by the host")
+        d, a = lg['calls_during_sleep'], lg['agree']
+        judge(d > 0 and a >= 0.99 * d, f"({c}) ledger: {a} of {d} calls that arrived during "
+              f"suspend have a record woken by ttyS1 and claimed by modem-client's hold "
+              f"(need >= 99 %; claim latency p50 {lg['claim_ms_p50']} ms, p99 {lg['claim_ms_p99']} ms)")
+        inj = lg['injected'] or {}
+        judge(inj.get('found') and inj.get('by_port') and inj.get('claim') == 'unclaimed',
+              f"({c}) ledger: the wake nobody handled is recorded, woken by ttyS1, as "
+              f"unclaimed (got {inj or 'no injected wake'})")
+
     # Measured configurations are in the table only: not judged, not counted.
     for s in summaries:
         c = s['config']
@@ -639,6 +751,7 @@ def main():
                   f"{s['calls']}, bound {args.bound_ms} ms)")
             judge(s['stranded'] == 0, f"({c}) 0 calls stranded by a suspend (got "
                   f"{s['stranded']})")
+            judge_ledger(s)
         elif c in args.expect_race_list:
             if not valid_run(s, control=True):
                 continue

@@ -63,6 +63,20 @@ while read -r word n seen late before after; do
 done </tmp/alarm.out
 expect_eq "fires" $k $FIRES
 
+# The wake ledger (docs/ledger.md): each of those resumes is recorded as the
+# alarm's wake, claimed by the alarm's hold, which the daemon takes before
+# it tells the client.  Past the last wake's claim window (1 s) first: the
+# client holds, nothing suspends meanwhile.
+sleep 1.5
+wakelock wakes --json | tr -d '\n' | sed -e 's/^\[//' -e 's/\]$//' -e 's/},{"seq"/}\n{"seq"/g' |
+	grep '"outcome":"resumed"' >/tmp/wakes.json
+cat /tmp/wakes.json
+expect_eq "resumed attempts in the wake ledger" "$(wc -l </tmp/wakes.json)" $FIRES
+expect_eq "of them woken by the alarm" \
+	"$(grep -c '"alarm":{"client":"alarm-test","name":"guest"}' /tmp/wakes.json)" $FIRES
+expect_eq "of them claimed by the alarm's hold" \
+	"$(grep '"claim":"claimed"' /tmp/wakes.json | grep -c '"client":"alarm-test","hold":"alarm:guest"')" $FIRES
+
 kill -TERM $daemon
 wait $daemon
 expect_eq "daemon exit status after SIGTERM" $? 0

@@ -18,7 +18,9 @@
 #                             to the schedule's length plus the bound)
 # Lines for the host start with "@@E2E" and go straight to /dev/console (the
 # TAP comment pipe may be frozen by a suspend before it prints them); the run
-# ends when the host sends "EXIT" to the client on the modem line.
+# ends when the host sends "EXIT" to the client on the modem line (then, with
+# wakelockd, one more wake without a client and "DONE"; the guest reports the
+# wake ledger, "@@E2E WAKE {record}" per suspend attempt).
 . /tests/lib.sh
 param() { tr ' ' '\n' </proc/cmdline | sed -n "s/^$1=//p" | tail -n 1; }
 mode=$(param wle2e); mode=${mode:-wakelockd}
@@ -118,7 +120,23 @@ echo e2e-setup >/sys/power/wake_unlock
 # This shell keeps ttyS1 open (fd 4, never read): once the client has exited
 # the port must stay open, or the host's bytes could no longer wake us.
 wait "$client_pid"
+if [ "$mode" = wakelockd ]; then
+	# The wake ledger's unclaimed case: with the client gone the daemon keeps
+	# suspending, and the host wakes the guest once more through ttyS1 (now
+	# without a client: this shell reads the port, but takes no hold). The
+	# host says DONE when the claim window of that wake is over.
+	report IDLE
+	while read -t 120 -r line <&4; do
+		case $line in *DONE*) break ;; esac
+	done
+fi
 echo e2e-end >/sys/power/wake_lock
+if [ "$mode" = wakelockd ]; then
+	# Every attempt's record, one per line (the kernel wake lock above keeps
+	# the guest awake meanwhile, and is no claim).
+	wakelock wakes --json | tr -d '\n' | sed -e 's/^\[//' -e 's/\]$//' -e 's/},{"seq"/}\n{"seq"/g' |
+		while IFS= read -r rec; do report "WAKE $rec"; done
+fi
 kill "$pm_pid" 2>/dev/null
 for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pm_pid" 2>/dev/null || break; sleep 0.1; done
 report "END $(stats)"

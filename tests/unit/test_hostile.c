@@ -642,6 +642,11 @@ static uint32_t nlive(struct env *e)
 	return __atomic_load_n(&hd_snap(&e->d)->nlive, __ATOMIC_ACQUIRE);
 }
 
+static int three_live(void *arg)
+{
+	return nlive(arg) >= 3;
+}
+
 /* A client that acquires and releases as fast as it can until killed. */
 static void hammer(const char *name)
 {
@@ -694,7 +699,9 @@ static void test_kill_sweep(void **st)
 	for (int i = 0; i < 2; i++) {
 		bg[i] = spawn_child("hammer", "hammer", -1);
 	}
-	hd_sleep_ms(100);
+	/* Canary and both hammers registered (a TSan build under load takes
+	 * a while to exec). */
+	assert_true(hd_wait_for(three_live, e, 10000));
 	base = nlive(e);
 	assert_int_equal(base, 3);
 	/* Attempts made before the canary held (the daemon starts idle). */
