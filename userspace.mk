@@ -26,10 +26,11 @@ MESON_TEST := meson test --no-stdsplit --num-processes 1 --print-errorlogs
 	meson-host meson-asan meson-tsan meson-static meson-fuzz
 
 # A build directory is set up once; meson re-configures it by itself when a
-# meson.build changes.  A directory left by the old make build is replaced.
+# meson.build changes.  A directory left by the old make build (obj/) is
+# replaced; anything else in it (fuzz corpora) stays.
 define MESON_DIR
 build/$(1)/build.ninja:
-	@if [ -d build/$(1) ] && [ ! -e build/$(1)/meson-private ]; then rm -rf build/$(1); fi
+	@if [ -d build/$(1)/obj ]; then rm -rf build/$(1); fi
 	$(2) meson setup build/$(1) --prefix=$(PREFIX) $(3)
 meson-$(1): build/$(1)/build.ninja
 	ninja -C build/$(1)

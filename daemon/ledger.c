@@ -212,8 +212,9 @@ int ledger_claim(struct ledger *l, const char *client, const char *hold, uint64_
 		return 0;
 	}
 	lat = t > r->end_mono_ns ? t - r->end_mono_ns : 0;
+	/* Too late to count; the window itself closes by time (ledger_tick),
+	 * not here: another hold of the same scan may still be in time. */
 	if (lat >= l->window_ns) {
-		close_window(r);
 		pthread_mutex_unlock(&l->m);
 		return 0;
 	}

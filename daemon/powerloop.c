@@ -93,11 +93,14 @@ int powerloop_set_ledger(struct powerloop *pl, struct ledger *l)
 }
 
 /*
- * Claims: holds that became active after the attempt began (their region
- * stamps `since`, CLOCK_MONOTONIC_COARSE; an acquire that waited on the
- * closed phase stamped it before the resume: latency 0), read once the
- * window is over, so that each hold counts once.  A client's stamps are
- * its word about itself.  The daemon's own alarm holds are claimed when
+ * Claims: holds that became active after the attempt began.  A client
+ * stamps each hold's first activation in an attempt epoch
+ * (hdr->attempt_epoch, raised as each attempt begins) with the epoch and
+ * the time (CLOCK_MONOTONIC_COARSE; an acquire that waited on the closed
+ * phase stamped it before the resume: latency 0), so a hold taken again
+ * and again before the daemon looks still counts from its first time.
+ * Read once the window is over, or when the next attempt begins, so that
+ * each hold counts once.  A client's stamps are its word about itself.  The daemon's own alarm holds are claimed when
  * they are taken (alarms.c).  Lock held.
  */
 static void claims_of(struct powerloop *pl, uint32_t i, int hold, uint64_t until)
@@ -113,8 +116,10 @@ static void claims_of(struct powerloop *pl, uint32_t i, int hold, uint64_t until
 
 		if (!s->holds[j].in_use || s->holds[j].owner != WL_HOLD_CLIENT)
 			continue;
-		since = __atomic_load_n(&rg->holds[j].since, __ATOMIC_RELAXED);
-		if (since >= pl->claim_from && since < until &&
+		if (__atomic_load_n(&rg->holds[j].first_epoch, __ATOMIC_RELAXED) != pl->claim_epoch)
+			continue;
+		since = __atomic_load_n(&rg->holds[j].first_since, __ATOMIC_RELAXED);
+		if (since < until &&
 		    __atomic_load_n(&rg->holds[j].activations, __ATOMIC_RELAXED))
 			ledger_claim(pl->ledger, s->name, s->holds[j].name, since);
 	}
@@ -566,8 +571,9 @@ int powerloop_cycle(struct powerloop *pl)
 		scan_claims(pl, wl_now_mono());
 		wakesrc_stamp(pl->ws_before, pl->clk);
 		ledger_attempt_begin(pl->ledger, pl->ws_before);
-		pl->claim_from = pl->ws_before->mono_ns;
 	}
+	pl->claim_epoch = hdr->attempt_epoch + 1;
+	__atomic_store_n(&hdr->attempt_epoch, pl->claim_epoch, __ATOMIC_SEQ_CST);
 	m0 = pl->clk->mono_ns(pl->clk);
 	b0 = pl->clk->boot_ns(pl->clk);
 	sr = pl->be->suspend(pl->be, p->state);

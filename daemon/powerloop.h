@@ -40,7 +40,7 @@ struct powerloop {
 	 * the loop's own (16 KiB each, not on the stack). */
 	struct ledger *ledger;
 	struct ws_snapshot *ws_before, *ws_after;
-	uint64_t claim_from;            /* CLOCK_MONOTONIC: the open attempt's start */
+	uint32_t claim_epoch;           /* the open attempt's hdr->attempt_epoch */
 	/* The daemon alarm due first, for the ledger's cause (under hdr's
 	 * lock; alarms.c): slot and index, or -1. */
 	int alarm_slot, alarm_index;

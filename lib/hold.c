@@ -142,7 +142,15 @@ int wakelock_hold_acquire(wakelock_hold *h)
 		/* Statistics, racy by design between threads of one client. */
 		__atomic_store_n(&rh->activations, __atomic_load_n(&rh->activations,
 		                 __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
-		__atomic_store_n(&rh->since, wl_now_coarse(), __ATOMIC_RELAXED);
+		uint64_t now = wl_now_coarse();
+		uint32_t ep = __atomic_load_n(&__atomic_load_n(&c->pub, __ATOMIC_ACQUIRE)->attempt_epoch,
+		                              __ATOMIC_RELAXED);
+
+		__atomic_store_n(&rh->since, now, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&rh->first_epoch, __ATOMIC_RELAXED) != ep) {
+			__atomic_store_n(&rh->first_since, now, __ATOMIC_RELAXED);
+			__atomic_store_n(&rh->first_epoch, ep, __ATOMIC_RELAXED);
+		}
 	}
 	if (__atomic_load_n(&__atomic_load_n(&c->pub, __ATOMIC_ACQUIRE)->phase,
 	                    __ATOMIC_SEQ_CST) != WL_PHASE_OPEN)

@@ -42,7 +42,12 @@ struct wl_region_hold {
 	uint64_t activations;   /* times it became active (statistics) */
 	uint64_t held_ns;       /* time active, CLOCK_MONOTONIC_COARSE */
 	uint64_t since;         /* COARSE ns it became active */
-	uint64_t reserved[4];
+	/* Its first activation in the daemon's attempt_epoch first_epoch
+	 * (ABI 4.1): what the wake ledger counts as a claim. */
+	uint64_t first_since;   /* COARSE ns */
+	uint32_t first_epoch;
+	uint32_t pad;
+	uint64_t reserved[2];
 };
 
 struct wl_region {

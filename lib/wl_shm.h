@@ -36,7 +36,7 @@
 
 #define WL_SHM_MAGIC 0x444b4c57u        /* "WLKD" little-endian */
 #define WL_ABI_MAJOR 4u                 /* incompatible layout changes */
-#define WL_ABI_MINOR 0u                 /* compatible additions */
+#define WL_ABI_MINOR 1u                 /* compatible additions */
 /*
  * Sizing: 1024 clients x 128 holds.  A published hold entry is 64 bytes;
  * the memfd is ~10 MiB of address space but only the header and the slots
@@ -217,7 +217,12 @@ struct wl_shm_header {
 	uint32_t nlive;         /* derived: live slots = order[0..nlive) */
 	uint32_t alarm_timeout_ms; /* the daemon's, for clients renewing an alarm's hold */
 	struct wl_shm_dstats dstats;
-	uint8_t reserved[256];
+	/* Suspend attempts begun (ABI 4.1).  A client stamps a hold's first
+	 * activation in each epoch with it, so that the wake ledger can tell
+	 * which holds were taken after an attempt, however often they were
+	 * taken again before the daemon looked (docs/ledger.md). */
+	uint32_t attempt_epoch;
+	uint8_t reserved[252];
 	uint32_t order[WL_MAX_CLIENTS];
 	struct wl_shm_slot slots[];
 };

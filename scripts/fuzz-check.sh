@@ -12,7 +12,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 secs=${FUZZ_CHECK_SECONDS:-20}
 results=build/results logs=build/logs/fuzz
-mkdir -p "$results" "$logs" build/fuzz/artifacts
+mkdir -p "$results" "$logs"
 
 harnesses=()
 for f in tests/fuzz/fuzz_*.c; do
@@ -32,6 +32,7 @@ elif ! make --no-print-directory fuzz-build FUZZ_CC="$cc" >"$logs/build.log" 2>&
 	why=build
 fi
 rm -rf "$probe"
+mkdir -p build/fuzz/artifacts
 
 start=$SECONDS
 for h in "${harnesses[@]}"; do

@@ -150,6 +150,7 @@ class Run:
         self.wakes = []          # the daemon's wake ledger, a dict per attempt
         self.idle = False        # the client has exited; the daemon still runs
         self.injected = None     # when the wake nobody claims was sent
+        self.ready_at = None     # host time of READY
         self.t0 = self.t_stop = None
         self.rx = b''
         self.unknown_answers = 0
@@ -183,6 +184,7 @@ class Run:
                 kv = dict(KV.findall(rest))
                 if kind == 'READY':
                     self.ready = kv
+                    self.ready_at = now
                 else:
                     self.end = kv
         if self.splats.is_splat(line):
@@ -350,15 +352,29 @@ class Run:
             self._tick(0.05)
 
     def ledger(self):
-        """The daemon's wake ledger against what the host saw. Each sleep
-        the host saw (suspend-to-idle .. resume) is one attempt the ledger
-        calls resumed, in the same order. A call that arrived while the guest
-        slept agrees when that attempt's record names ttyS1's wakeup source
-        as a cause and modem-client's hold "call" as a claim."""
+        """The daemon's wake ledger against what the host saw.  Each sleep the
+        host saw (suspend-to-idle .. resume) is matched, by time, to the
+        attempt whose record ends just after it: the guest's CLOCK_BOOTTIME
+        at READY (/proc/uptime) against the host's clock then gives the
+        offset.  A call that arrived while the guest slept agrees when that
+        record names ttyS1's wakeup source as a cause and modem-client's hold
+        "call" as a claim."""
         if not self.wakes:
             return None
-        resumed = [w for w in sorted(self.wakes, key=lambda w: w.get('seq', 0))
-                   if w.get('outcome') == 'resumed']
+        try:
+            offset = self.ready_at - float(self.ready['boot_s'])
+        except (KeyError, TypeError, ValueError):
+            return {'error': 'no boot_s in READY'}
+        recs = sorted(self.wakes, key=lambda w: w.get('end_boottime_ms', 0))
+
+        def record_after(host_t):
+            g = host_t - offset
+            best = None
+            for w in recs:
+                d = w.get('end_boottime_ms', 0) / 1000 - g
+                if -0.1 <= d <= 0.6 and (best is None or d < best[0]):
+                    best = (d, w)
+            return best[1] if best else None
 
         def interval_of(t):
             for k, (st, e) in enumerate(self.intervals):
@@ -369,29 +385,35 @@ class Run:
         def woken_by_port(rec):
             return isinstance(rec.get('sources'), list) and 'ttyS1' in rec['sources']
 
-        during, agree, lat = 0, 0, []
-        for s in self.sent:
+        matched = sum(1 for _, e in self.intervals if record_after(e) is not None)
+        during, agree, lat, misses = 0, 0, [], []
+        for i, s in enumerate(self.sent):
             k = interval_of(s) if s is not None else None
             if k is None:
                 continue
             during += 1
-            rec = resumed[k] if k < len(resumed) else None
+            rec = record_after(self.intervals[k][1])
             claims = [c for c in (rec or {}).get('claims', [])
                       if c.get('client') == 'modem-client' and c.get('hold') == 'call']
             if rec and woken_by_port(rec) and claims:
                 agree += 1
                 lat.append(claims[0]['latency_us'] / 1000)
+            else:
+                misses.append({'call': i, 'record': rec and {k2: rec.get(k2) for k2 in
+                               ('seq', 'outcome', 'sources', 'claim', 'claims')}})
         inj = None
         if self.injected is not None:
             k = interval_of(self.injected)
-            rec = resumed[k] if k is not None and k < len(resumed) else None
+            rec = record_after(self.intervals[k][1]) if k is not None else None
             inj = {'found': rec is not None,
                    'claim': rec.get('claim') if rec else None,
                    'by_port': woken_by_port(rec) if rec else False}
         lat.sort()
-        return {'records': len(self.wakes), 'resumed': len(resumed),
-                'sleeps_seen': len(self.intervals), 'calls_during_sleep': during,
-                'agree': agree, 'claim_ms_p50': percentile(lat, 50) if lat else None,
+        return {'records': len(self.wakes),
+                'resumed': sum(1 for w in self.wakes if w.get('outcome') == 'resumed'),
+                'sleeps_seen': len(self.intervals), 'sleeps_matched': matched,
+                'calls_during_sleep': during, 'agree': agree, 'misses': misses[:20],
+                'claim_ms_p50': percentile(lat, 50) if lat else None,
                 'claim_ms_p99': percentile(lat, 99) if lat else None,
                 'unclaimed': sum(1 for w in self.wakes if w.get('claim') == 'unclaimed'),
                 'injected': inj}
@@ -663,8 +685,11 @@ def main():
         lg = s.get('ledger')
         if lg:
             inj = lg['injected'] or {}
+            if 'error' in lg:
+                text += f"\nwake ledger ({s['config']}): {lg['error']}"
+                continue
             text += (f"\nwake ledger ({s['config']}): {lg['records']} records, {lg['resumed']} resumed "
-                     f"(host saw {lg['sleeps_seen']} sleeps); {lg['agree']} of "
+                     f"(host saw {lg['sleeps_seen']} sleeps, {lg['sleeps_matched']} matched); {lg['agree']} of "
                      f"{lg['calls_during_sleep']} calls during suspend woken by ttyS1 and claimed "
                      f"by modem-client (claim p50 {lg['claim_ms_p50']} ms, p99 "
                      f"{lg['claim_ms_p99']} ms); {lg['unclaimed']} unclaimed; injected wake: "
@@ -730,8 +755,11 @@ def main():
         if not lg:
             judge(False, f"({c}) the guest reported its wake ledger")
             return
-        judge(lg['resumed'] == lg['sleeps_seen'], f"({c}) ledger: {lg['resumed']} resumed "
-              f"attempts, {lg['sleeps_seen']} sleeps seen by the host")
+        if 'error' in lg:
+            judge(False, f"({c}) ledger: {lg['error']}")
+            return
+        judge(lg['sleeps_matched'] == lg['sleeps_seen'], f"({c}) ledger: each of the "
+              f"{lg['sleeps_seen']} sleeps the host saw has its record ({lg['sleeps_matched']} found)")
         d, a = lg['calls_during_sleep'], lg['agree']
         judge(d > 0 and a >= 0.99 * d, f"({c}) ledger: {a} of {d} calls that arrived during "
               f"suspend have a record woken by ttyS1 and claimed by modem-client's hold "

@@ -105,7 +105,7 @@ for _ in $(seq 50); do
 done
 sleep 0.2
 kill -0 "$client_pid" 2>/dev/null || fail "the client died at start"
-report "READY mode=$mode work=$work client=$(echo $client_args | tr ' ' ,) $(stats)"
+report "READY mode=$mode work=$work client=$(echo $client_args | tr ' ' ,) $(stats) boot_s=$(cut -d' ' -f1 /proc/uptime)"
 if [ "$mode" = naive ]; then
 	# It stops by itself: between two of its suspends neither this shell nor
 	# the client may get to run for minutes, so a kill could come too late.
@@ -135,7 +135,7 @@ if [ "$mode" = wakelockd ]; then
 	# Every attempt's record, one per line (the kernel wake lock above keeps
 	# the guest awake meanwhile, and is no claim).
 	wakelock wakes --json | tr -d '\n' | sed -e 's/^\[//' -e 's/\]$//' -e 's/},{"seq"/}\n{"seq"/g' |
-		while IFS= read -r rec; do report "WAKE $rec"; done
+		while IFS= read -r rec || [ -n "$rec" ]; do report "WAKE $rec"; done
 fi
 kill "$pm_pid" 2>/dev/null
 for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pm_pid" 2>/dev/null || break; sleep 0.1; done

@@ -653,11 +653,17 @@ static void test_claims_and_latency(void **st)
 	assert_int_equal(r.claims[2].latency_ns, 30 * MS);
 	assert_string_equal(r.claims[3].client, "modem-client");
 	assert_int_equal(r.claims[3].latency_ns, 120 * MS);
-	/* A claim past the window closes it and does not count. */
+	/* A claim past the window does not count, and does not close it
+	 * either: another hold of the same scan may still be in time. */
 	assert_int_equal(ledger_claim(f->l, "late", "x", m + 1000 * MS), 0);
 	r = last_rec(f);
+	assert_int_equal(r.claim_state, WL_LCS_OPEN);
+	assert_int_equal(ledger_claim(f->l, "in-time", "y", m + 900 * MS), 1);
+	/* Time closes it. */
+	ledger_tick(f->l, m + 1000 * MS);
+	r = last_rec(f);
 	assert_int_equal(r.claim_state, WL_LCS_CLAIMED);
-	assert_int_equal(r.nclaims_total, 6);
+	assert_int_equal(r.nclaims_total, 7);
 	assert_int_equal(ledger_window_end(f->l), 0);
 	assert_int_equal(ledger_claim(f->l, "d", "4", m + 5 * MS), 0);
 }
@@ -690,6 +696,7 @@ static void test_unclaimed_after_window(void **st)
 	attempt(f, NULL);
 	m = last_rec(f).end_mono_ns;
 	assert_int_equal(ledger_claim(f->l, "app", "job", m + 50 * MS), 0);
+	ledger_tick(f->l, m + 50 * MS);
 	assert_int_equal(last_rec(f).claim_state, WL_LCS_UNCLAIMED);
 	attempt(f, NULL);
 	m = last_rec(f).end_mono_ns;

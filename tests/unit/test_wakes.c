@@ -205,6 +205,48 @@ static void test_claims(void **st)
 }
 
 /*
+ * A hold counts from its first activation after the resume, however often
+ * it is taken again before the daemon looks: "a" is taken at once, then
+ * again well past the window while "b" keeps the system awake; the
+ * record still has "a" as a claim within the window.
+ */
+static void test_claim_counts_from_first_activation(void **st)
+{
+	struct env *e = start("[ledger]\nclaim_window_ms = 300\n", "100");
+	struct record_seen s = { e,
+		"import json,sys\n"
+		"d = json.load(open(sys.argv[1]))\n"
+		"c = [k for r in d if r[\"claim\"] == \"claimed\" for k in r[\"claims\"]\n"
+		"     if k[\"client\"] == \"again\" and k[\"hold\"] == \"a\"]\n"
+		"assert c, d\n"
+		"assert 0 <= c[0][\"latency_us\"] < 300000, c\n" };
+	struct above ab = { e, 2 };
+	wakelock_client *c;
+	wakelock_hold *a, *b;
+
+	*st = e;
+	assert_int_equal(wakelock_client_open(NULL, "again", &c), 0);
+	assert_int_equal(wakelock_hold_create(c, "a", &a), 0);
+	assert_int_equal(wakelock_hold_create(c, "b", &b), 0);
+	assert_true(hd_wait_for(attempts_above, &ab, 5000));
+	/* Right after an attempt (the daemon then stays awake 100 ms). */
+	ab.n = attempts(e);
+	assert_true(hd_wait_for(attempts_above, &ab, 5000));
+	assert_int_equal(wakelock_hold_acquire(a), 0);
+	assert_int_equal(wakelock_hold_acquire(b), 0);
+	assert_int_equal(wakelock_hold_release(a), 0);
+	hd_sleep_ms(500);
+	assert_int_equal(wakelock_hold_acquire(a), 0);
+	assert_int_equal(wakelock_hold_release(a), 0);
+	assert_int_equal(wakelock_hold_release(b), 0);
+	assert_true(hd_wait_for(record_claimed, &s, 5000));
+	wakelock_hold_destroy(a);
+	wakelock_hold_destroy(b);
+	wakelock_client_close(c);
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+/*
  * Resume notifications: the fd becomes readable after each attempt and
  * wakelock_resume_read() reports the latest one once, counting the ones it
  * skipped; misuse gets EINVAL.  The example program prints them.
@@ -259,6 +301,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_records_and_outputs, teardown),
 		cmocka_unit_test_teardown(test_ring_size_from_config, teardown),
 		cmocka_unit_test_teardown(test_claims, teardown),
+		cmocka_unit_test_teardown(test_claim_counts_from_first_activation, teardown),
 		cmocka_unit_test_teardown(test_resume_notifications, teardown),
 	};
 
