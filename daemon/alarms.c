@@ -105,6 +105,7 @@ void alarms_rearm(struct daemon *d)
 	if (d->alarm_fd < 0)
 		return;
 	d->pl.alarm_slot = d->pl.alarm_index = -1;
+	d->pl.alarm_next_boot = 0;
 	for (uint32_t k = 0; k < hdr->nlive; k++) {
 		struct wl_shm_slot *s = &hdr->slots[hdr->order[k]];
 
@@ -122,6 +123,7 @@ void alarms_rearm(struct daemon *d)
 			}
 		}
 	}
+	d->pl.alarm_next_boot = next;
 	/* Absolute; a time already past expires at once, 0 disarms. */
 	memset(&its, 0, sizeof(its));
 	its.it_value.tv_sec = (time_t)(next / 1000000000u);

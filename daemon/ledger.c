@@ -152,8 +152,11 @@ void ledger_attempt_returned(struct ledger *l, int sr, uint64_t mono_ns, uint64_
 	r->outcome = sr == 0 ? WL_LO_RESUMED : sr == -EBUSY ? WL_LO_ABORTED : WL_LO_FAILED;
 	r->err = sr < 0 ? -sr : 0;
 	set_asleep(r, &l->before, NULL);     /* the clocks' word until the cause */
-	/* A failed attempt woke nobody: nothing to claim. */
+	/* A failed attempt woke nobody: nothing to claim (not even what was
+	 * taken while it ran). */
 	r->claim_state = r->outcome == WL_LO_FAILED ? WL_LCS_NONE : WL_LCS_OPEN;
+	if (r->outcome == WL_LO_FAILED)
+		r->nclaims = r->nclaims_total = 0;
 	pthread_mutex_unlock(&l->m);
 }
 
@@ -207,11 +210,17 @@ int ledger_claim(struct ledger *l, const char *client, const char *hold, uint64_
 		hold = "";
 	pthread_mutex_lock(&l->m);
 	r = last(l);
-	if (!r || r->claim_state != WL_LCS_OPEN) {
+	if (r && l->phase == P_BEGUN) {
+		/* Taken while the attempt has not returned yet (the daemon's
+		 * alarm hold, taken as the timer fires during the resume, may
+		 * beat the power thread): a claim of this attempt, latency 0. */
+		lat = 0;
+	} else if (!r || r->claim_state != WL_LCS_OPEN) {
 		pthread_mutex_unlock(&l->m);
 		return 0;
+	} else {
+		lat = t > r->end_mono_ns ? t - r->end_mono_ns : 0;
 	}
-	lat = t > r->end_mono_ns ? t - r->end_mono_ns : 0;
 	/* Too late to count; the window itself closes by time (ledger_tick),
 	 * not here: another hold of the same scan may still be in time. */
 	if (lat >= l->window_ns) {

@@ -338,6 +338,34 @@ static void count_look(struct wl_shm_header *hdr, uint32_t n, int first, int fin
 
 /* How many clients hold now.  Takes the lock, and keeps it if nobody
  * holds and keep is set. */
+/*
+ * Whether the alarm timer expires within ALARM_IMMINENT_NS (lock held).
+ * The kernel refuses to suspend with an alarm timer due within 2 s
+ * (alarmtimer_suspend: -EBUSY, and a 2 s wakeup event), and the RTC that
+ * wakes the system for an alarm counts whole seconds, so the system often
+ * resumes a little before the timer expires: an attempt then costs a
+ * cycle that fails or is aborted, and the wake is claimed by nobody.  The
+ * loop waits for the fire instead, as for a hold that ends at that time;
+ * the fire's hold then keeps it awake.  One overdue by as much is no
+ * longer waited for.
+ */
+#define ALARM_IMMINENT_NS 2000000000ull
+
+static int alarm_imminent(struct powerloop *pl, uint64_t *next)
+{
+	uint64_t at = pl->alarm_next_boot, boot, wake;
+
+	if (!at)
+		return 0;
+	boot = pl->clk->boot_ns(pl->clk);
+	if (at > boot + ALARM_IMMINENT_NS || boot > at + ALARM_IMMINENT_NS)
+		return 0;
+	wake = pl->clk->mono_ns(pl->clk) + (at > boot ? at - boot : 0) + 1000000u;
+	if (!*next || wake < *next)
+		*next = wake;
+	return 1;
+}
+
 static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int keep)
 {
 	struct wl_shm_header *hdr = pl->hdr;
@@ -346,6 +374,8 @@ static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int kee
 	wl_lock(hdr);
 	wl_table_update_rt_offset(hdr);
 	n = wl_table_holders(hdr, pl->regions, wl_now_mono(), next);
+	if (!n && alarm_imminent(pl, next))
+		n = 1;
 	count_look(hdr, n, first, keep);
 	if (n || !keep)
 		wl_unlock(hdr);

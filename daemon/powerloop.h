@@ -44,6 +44,9 @@ struct powerloop {
 	/* The daemon alarm due first, for the ledger's cause (under hdr's
 	 * lock; alarms.c): slot and index, or -1. */
 	int alarm_slot, alarm_index;
+	/* When the alarm timer expires next (CLOCK_BOOTTIME ns, 0: disarmed;
+	 * under hdr's lock; alarms.c). */
+	uint64_t alarm_next_boot;
 	/* Resume notifications: each client's eventfd, -1 = not subscribed
 	 * (under hdr's lock; server.c sets and closes them). */
 	int resume_efd[WL_MAX_CLIENTS];

@@ -6,6 +6,7 @@
  * Usage: example-resume NAME COUNT
  */
 #define _POSIX_C_SOURCE 200809L /* POSIX.1-2008, for a plain -std=c11 build */
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,7 @@ int main(int argc, char **argv)
 		if (r == 1) {
 			printf("attempt %llu: %s, %llu ms asleep, woken by %s (%u not reported)\n",
 			       (unsigned long long)res.seq,
-			       res.slept ? "slept" : res.error == 16 ? "aborted" : "failed",
+			       res.slept ? "slept" : res.error == EBUSY ? "aborted" : "failed",
 			       (unsigned long long)res.asleep_ms, res.cause, res.missed);
 			fflush(stdout);
 			count--;

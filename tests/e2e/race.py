@@ -85,7 +85,8 @@ CAP_BLOCK_SUSPEND = 36      # linux/capability.h
 
 SLEEP_START = re.compile(r'PM: suspend-to-idle$')
 SLEEP_END = re.compile(r'PM: resume from suspend-to-idle$')
-E2E = re.compile(r'@@E2E (READY|END|DAEMON|WAKE|IDLE) ?(.*)$')
+E2E = re.compile(r'@@E2E (READY|END|DAEMON|WAKE|IDLE|RESUME) ?(.*)$')
+RESUME = re.compile(r'attempt (\d+): (slept|aborted|failed), \d+ ms asleep, woken by .* \((\d+) not reported\)$')
 KV = re.compile(r'(\w+)=(\S+)')
 FAIL = re.compile(r'^# (FAIL: .*)|^(not ok .*)|^(Bail out!.*)')
 
@@ -148,6 +149,7 @@ class Run:
         self.problems = []
         self.splats = SplatFilter()
         self.wakes = []          # the daemon's wake ledger, a dict per attempt
+        self.resumes = []        # a listening client's resume notifications
         self.idle = False        # the client has exited; the daemon still runs
         self.injected = None     # when the wake nobody claims was sent
         self.ready_at = None     # host time of READY
@@ -180,6 +182,8 @@ class Run:
                     self.problems.append('guest: unreadable ledger record: ' + rest[:80])
             elif kind == 'IDLE':
                 self.idle = True
+            elif kind == 'RESUME':
+                self.resumes.append(rest.strip())
             else:
                 kv = dict(KV.findall(rest))
                 if kind == 'READY':
@@ -339,7 +343,7 @@ class Run:
     def _unclaimed_wake(self):
         """The client has exited and the daemon goes on suspending: once the
         guest is asleep, wake it through ttyS1, where nobody will take a hold,
-        and wait past the claim window (1 s) before saying DONE."""
+        and wait past the claim window (2 s in this run) before saying DONE."""
         deadline = time.monotonic() + 30
         while self.sleep_start is None or time.monotonic() < self.sleep_start + 0.3:
             if self._tick(0.05) > deadline:
@@ -347,7 +351,7 @@ class Run:
                 return
         self.guest.modem_write(b'WAKE\n')
         self.injected = time.monotonic()
-        end = self.injected + 2.5
+        end = self.injected + 3.5
         while time.monotonic() < end:
             self._tick(0.05)
 
@@ -409,7 +413,26 @@ class Run:
                    'claim': rec.get('claim') if rec else None,
                    'by_port': woken_by_port(rec) if rec else False}
         lat.sort()
-        return {'records': len(self.wakes),
+        # Resume notifications: each attempt accounted for exactly once
+        # (a notification reports the latest attempt and how many before it
+        # went unreported), each reported one with its record's outcome.
+        outcome = {w.get('seq'): w.get('outcome') for w in self.wakes}
+        want = {'slept': 'resumed', 'aborted': 'aborted', 'failed': 'failed'}
+        covered, bad, reported = [], [], 0
+        for line in self.resumes:
+            m = RESUME.match(line)
+            if not m:
+                bad.append(line[:80])
+                continue
+            seq, how, missed = int(m.group(1)), m.group(2), int(m.group(3))
+            reported += 1
+            covered.extend(range(seq - missed, seq + 1))
+            if outcome.get(seq) != want[how]:
+                bad.append(f'{seq}: notified {how}, ledger {outcome.get(seq)}')
+        notes = {'lines': len(self.resumes), 'reported': reported,
+                 'missed': len(covered) - reported, 'bad': bad[:5],
+                 'each_once': sorted(covered) == sorted(outcome)}
+        return {'records': len(self.wakes), 'notifications': notes,
                 'resumed': sum(1 for w in self.wakes if w.get('outcome') == 'resumed'),
                 'sleeps_seen': len(self.intervals), 'sleeps_matched': matched,
                 'calls_during_sleep': during, 'agree': agree, 'misses': misses[:20],
@@ -764,6 +787,11 @@ def main():
         judge(d > 0 and a >= 0.99 * d, f"({c}) ledger: {a} of {d} calls that arrived during "
               f"suspend have a record woken by ttyS1 and claimed by modem-client's hold "
               f"(need >= 99 %; claim latency p50 {lg['claim_ms_p50']} ms, p99 {lg['claim_ms_p99']} ms)")
+        nt = lg['notifications']
+        judge(nt['each_once'] and not nt['bad'] and nt['reported'] > 0,
+              f"({c}) resume notifications: every one of the {lg['records']} attempts accounted for "
+              f"exactly once ({nt['reported']} reported, {nt['missed']} counted as missed), each "
+              f"with its record's outcome" + (f"; wrong: {nt['bad']}" if nt['bad'] else ''))
         inj = lg['injected'] or {}
         judge(inj.get('found') and inj.get('by_port') and inj.get('claim') == 'unclaimed',
               f"({c}) ledger: the wake nobody handled is recorded, woken by ttyS1, as "

@@ -73,7 +73,10 @@ case $mode in
 wakelockd)
 	# As aggressive as it gets: no grace period after resume, short backoff.
 	# The wakelock group may block suspend, as in a deployment.
-	wakelockd --state freeze --min-awake-ms 0 --backoff-initial-ms 10 \
+	# The claim window is the race's own bound for an answer (2 s): a call
+	# answered in time is claimed in time.
+	printf '[ledger]\nclaim_window_ms = 2000\n' >/tmp/e2e.conf
+	wakelockd --config /tmp/e2e.conf --state freeze --min-awake-ms 0 --backoff-initial-ms 10 \
 		--backoff-factor 2 --backoff-max-ms 200 --log-level warn --group wakelock \
 		--stats-file /run/wakelockd-stats.json $daemon_args ||
 		fail "wakelockd did not start"
@@ -105,6 +108,12 @@ for _ in $(seq 50); do
 done
 sleep 0.2
 kill -0 "$client_pid" 2>/dev/null || fail "the client died at start"
+if [ "$mode" = wakelockd ]; then
+	# Resume notifications: a client that only listens, one line each.
+	example-resume e2e-resume 1000000 >/tmp/resume.log 2>&1 &
+	resume_pid=$!
+	for _ in $(seq 50); do wakelock list 2>/dev/null | grep -q e2e-resume && break; sleep 0.1; done
+fi
 report "READY mode=$mode work=$work client=$(echo $client_args | tr ' ' ,) $(stats) boot_s=$(cut -d' ' -f1 /proc/uptime)"
 if [ "$mode" = naive ]; then
 	# It stops by itself: between two of its suspends neither this shell nor
@@ -136,6 +145,8 @@ if [ "$mode" = wakelockd ]; then
 	# the guest awake meanwhile, and is no claim).
 	wakelock wakes --json | tr -d '\n' | sed -e 's/^\[//' -e 's/\]$//' -e 's/},{"seq"/}\n{"seq"/g' |
 		while IFS= read -r rec || [ -n "$rec" ]; do report "WAKE $rec"; done
+	kill "$resume_pid" 2>/dev/null
+	while IFS= read -r line; do report "RESUME $line"; done </tmp/resume.log
 fi
 kill "$pm_pid" 2>/dev/null
 for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pm_pid" 2>/dev/null || break; sleep 0.1; done

@@ -262,6 +262,38 @@ static void test_fire_hold_done(void **st)
 	wakelock_client_close(c);
 }
 
+/*
+ * An alarm that expires within 2 s: the daemon waits for it rather than
+ * suspend (the kernel refuses a suspend that close to an alarm timer, and
+ * the RTC that wakes a real system counts whole seconds, so the system
+ * resumes a little early; sleeping again would cost a cycle and leave the
+ * wake unclaimed).  Further away, it suspends as usual.
+ */
+static void test_imminent_alarm_is_waited_for(void **st)
+{
+	struct env *e = *st;
+	wakelock_client *c;
+	wakelock_alarm *a;
+	uint64_t before;
+
+	assert_int_equal(wakelock_client_open(NULL, "soon", &c), 0);
+	assert_int_equal(wakelock_alarm_create(c, "tick", &a), 0);
+	assert_int_equal(wakelock_alarm_set(a, 4000, 0, 0), 0);
+	/* 4 s away: the loop goes on (the fake kernel returns at once). */
+	before = attempts(e);
+	hd_sleep_ms(200);
+	assert_true(attempts(e) > before + 2);
+	assert_int_equal(wakelock_alarm_set(a, 1200, 0, 0), 0);
+	hd_sleep_ms(100);            /* an attempt under way may end */
+	before = attempts(e);
+	hd_sleep_ms(800);
+	assert_int_equal(attempts(e), before);
+	assert_int_equal(wakelock_alarm_wait(a, 5000), 1);
+	assert_int_equal(wakelock_alarm_done(a), 0);
+	wakelock_alarm_destroy(a);
+	wakelock_client_close(c);
+}
+
 static void test_timeout_releases_hold(void **st)
 {
 	struct env *e = *st;
@@ -684,6 +716,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_api_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_validates_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fire_hold_done, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_imminent_alarm_is_waited_for, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_releases_hold, setup_short_timeout,
 		                                teardown),
 		cmocka_unit_test_setup_teardown(test_stuck_client_loses_hold, setup_short_timeout,

@@ -239,7 +239,8 @@ static void test_two_step_end(void **st)
 	ledger_attempt_begin(f->l, &f->snap);
 	ledger_attempt_cause(f->l, &f->snap, &al);
 	assert_int_equal(last_rec(f).outcome, WL_LO_OPEN);
-	assert_int_equal(ledger_claim(f->l, "app", "job", f->clk.mono), 0);
+	/* taken while the attempt runs: its claim, latency 0 */
+	assert_int_equal(ledger_claim(f->l, "app", "job", f->clk.mono), 1);
 
 	sr = f->fp.pub.suspend(&f->fp.pub, "mem");
 	m = f->clk.mono;
@@ -262,8 +263,10 @@ static void test_two_step_end(void **st)
 	assert_int_equal(r.outcome, WL_LO_RESUMED);
 	assert_int_equal(r.end_mono_ns, m);
 	assert_int_equal(r.end_boot_ns, b);
-	assert_int_equal(r.nclaims, 1);
-	assert_int_equal(r.claims[0].latency_ns, 2 * MS);
+	assert_int_equal(r.nclaims, 2);
+	assert_string_equal(r.claims[0].client, "app");
+	assert_int_equal(r.claims[0].latency_ns, 0);
+	assert_int_equal(r.claims[1].latency_ns, 2 * MS);
 	assert_int_equal(r.asleep_src, WL_LAS_HW_SLEEP);
 	assert_int_equal(r.asleep_ns, 5 * MS);
 	assert_int_equal(r.cause, WL_LC_SOURCES | WL_LC_ALARM);
@@ -666,6 +669,38 @@ static void test_claims_and_latency(void **st)
 	assert_int_equal(r.nclaims_total, 7);
 	assert_int_equal(ledger_window_end(f->l), 0);
 	assert_int_equal(ledger_claim(f->l, "d", "4", m + 5 * MS), 0);
+}
+
+/* A hold taken while the attempt runs (before suspend() returned: the
+ * daemon's alarm hold as its timer fires during the resume) is a claim of
+ * that attempt, latency 0; a failed attempt keeps none. */
+static void test_claim_during_attempt(void **st)
+{
+	struct fx *f = *st;
+	struct wl_ledger_record r;
+
+	full_kernel(f);
+	wakesrc_stamp(&f->snap, &f->clk.pub);
+	wakesrc_take(&f->fp.pub, &f->snap);
+	ledger_attempt_begin(f->l, &f->snap);
+	assert_int_equal(ledger_claim(f->l, "alarm-test", "alarm:guest", f->snap.mono_ns + 5 * MS), 1);
+	wakesrc_stamp(&f->snap, &f->clk.pub);
+	ledger_attempt_end(f->l, 0, &f->snap, NULL);
+	r = last_rec(f);
+	assert_int_equal(r.claim_state, WL_LCS_OPEN);
+	assert_int_equal(r.nclaims_total, 1);
+	assert_string_equal(r.claims[0].hold, "alarm:guest");
+	assert_int_equal(r.claims[0].latency_ns, 0);
+	ledger_tick(f->l, r.end_mono_ns + 1000 * MS);
+	assert_int_equal(last_rec(f).claim_state, WL_LCS_CLAIMED);
+
+	ledger_attempt_begin(f->l, &f->snap);
+	assert_int_equal(ledger_claim(f->l, "app", "job", f->snap.mono_ns), 1);
+	ledger_attempt_end(f->l, -EIO, &f->snap, NULL);
+	r = last_rec(f);
+	assert_int_equal(r.outcome, WL_LO_FAILED);
+	assert_int_equal(r.claim_state, WL_LCS_NONE);
+	assert_int_equal(r.nclaims_total, 0);
 }
 
 static void test_unclaimed_after_window(void **st)
@@ -1316,6 +1351,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_resumed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aborted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_claim_during_attempt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_open_and_double_begin, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_step_end, setup, teardown),
