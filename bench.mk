@@ -33,8 +33,14 @@ build/guest/bin/wlbench: bench/wlbench.c lib/wl_client.h lib/wl_shm.h include/wa
 	@mkdir -p $(@D)
 	$(BENCH_CC) $(BENCH_CFLAGS) -static -o $@ $< build/guest/libwlcore.a -pthread
 
+# The energy workload (bench/energy.c): the only bench program that uses
+# libwakelock's public API alone.
+build/guest/bin/wl-energy: bench/energy.c include/wakelock.h build/guest/libwlcore.a
+	@mkdir -p $(@D)
+	$(BENCH_CC) $(BENCH_CFLAGS) -static -o $@ $< build/guest/libwlcore.a -pthread
+
 bench-bins: build/host/wakelockd build/host/bench/wlbench build/host/bench/trace_shim.so \
-	build/guest/bin/wlbench
+	build/guest/bin/wlbench build/guest/bin/wl-energy
 
 # The guest image with wlbench inside (initramfs.sh copies build/guest/bin).
 ifeq ($(BENCH_KERNEL),)
