@@ -5,13 +5,14 @@
  * image as /usr/bin/wl-energy.  All use of libwakelock's public API is in
  * this file.
  *
- *   wl-energy bare CYCLES SLEEP_MS
- *       The platform's own cost of a suspend cycle: CYCLES times a
+ *   wl-energy bare CYCLES SLEEP_MS WORK_MS
+ *       The platform's own cost of a wake-up: CYCLES times a
  *       CLOCK_BOOTTIME_ALARM timer armed SLEEP_MS ahead, the wakeup_count
- *       handshake and "mem" written to /sys/power/state; no daemon, nothing
- *       else running.  The RTC wakes the guest, as it does for the daemon's
- *       alarms; the host times, on its own clock, resume + suspend: QEMU's
- *       wake-up event to the next suspend event.
+ *       handshake and "mem" written to /sys/power/state, then WORK_MS of
+ *       work (a sleep) after the resume; no daemon, nothing else running.
+ *       The RTC wakes the guest, as it does for the daemon's alarms; the
+ *       host times, on its own clock, QEMU's wake-up event to the next
+ *       suspend event: resume + work + suspend.
  *
  *   wl-energy alarms TAG N PERIOD_MS WINDOW_MS SPREAD_MS WORK_MS FIRST_MS FIRES
  *       N clients (one thread each, client "TAG-i"), each with one periodic
@@ -105,7 +106,7 @@ static void on_alarm(int s)
 	(void)s;
 }
 
-static int cmd_bare(int cycles, int sleep_ms_)
+static int cmd_bare(int cycles, int sleep_ms_, int work_ms)
 {
 	int cfd = open("/sys/power/wakeup_count", O_RDWR | O_CLOEXEC);
 	int sfd = open("/sys/power/state", O_WRONLY | O_CLOEXEC);
@@ -150,10 +151,12 @@ static int cmd_bare(int cycles, int sleep_ms_)
 			continue;
 		}
 		ok++;
+		if (work_ms > 0)
+			sleep_ms((unsigned)work_ms);
 	}
 	uint64_t asleep = (clock_ns(CLOCK_BOOTTIME) - b0) - (clock_ns(CLOCK_MONOTONIC) - m0);
-	printf("BENCH energy_bare n=%d median=%d p99=%d unit=cycles cycles=%d aborts=%d failures=%d"
-	       " guest_asleep_ms=%.0f\n", ok, ok, ok, ok, aborts, fails, (double)asleep / 1e6);
+	printf("BENCH energy_bare_w%d n=%d median=%d p99=%d unit=cycles cycles=%d aborts=%d failures=%d"
+	       " guest_asleep_ms=%.0f\n", work_ms, ok, ok, ok, ok, aborts, fails, (double)asleep / 1e6);
 	return ok == cycles ? 0 : 1;
 }
 
@@ -334,8 +337,8 @@ static int cmd_alarms(char **argv)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc == 4 && !strcmp(argv[1], "bare"))
-		return cmd_bare(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "bare"))
+		return cmd_bare(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	if (argc == 10 && !strcmp(argv[1], "alarms"))
 		return cmd_alarms(argv + 2);
 	fprintf(stderr, "usage: see the comment at the top of bench/energy.c\n");

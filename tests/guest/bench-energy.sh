@@ -6,7 +6,7 @@
 # into ttyS1 and, while a call is unanswered, wakes the guest (QMP
 # system_wakeup: QEMU does not wake S3 on a serial byte) and rings again.
 #
-#   BENCHCTL energy calib / calib-end        the bare S3 loop (cost per cycle)
+#   BENCHCTL energy calib wW / calib-end wW  the bare S3 loop, W ms of work
 #   BENCHCTL energy begin TAG / end TAG      a workload (printed by wl-energy)
 #   ELEDGER TAG JSON                         `wakelock wakes --json` after TAG
 # Workloads: one (1 client), ten (10 aligned clients), calls (10 aligned
@@ -20,11 +20,11 @@ quick=$(sed -n 's/.*wlbenchquick=\([0-9]*\).*/\1/p' /proc/cmdline)
 # at most; SPREAD < WINDOW: all windows share [FIRST+SPREAD, FIRST+WINDOW].
 # A workload ends at the wake-up of its clients' last fire (FIRES each).
 if [ -n "$quick" ]; then
-	calib=3 P=5000 W=2500 S=1500 WORK=300 FIRST=3000 alarm_periods=2 call_periods=3
+	calib=3 calib0=0 P=5000 W=2500 S=1500 WORK=300 FIRST=3000 alarm_periods=2 call_periods=3
 else
-	calib=8 P=8000 W=3000 S=2000 WORK=300 FIRST=4000 alarm_periods=6 call_periods=10
+	calib=8 calib0=5 P=8000 W=3000 S=2000 WORK=300 FIRST=4000 alarm_periods=6 call_periods=10
 fi
-CALL_WORK=300 BARE_SLEEP=3000
+CALL_WORK=$WORK BARE_SLEEP=3000
 
 grep -q deep /sys/power/mem_sleep || skip "no ACPI S3 (mem_sleep: $(cat /sys/power/mem_sleep))"
 # The modem port, raw; NOT enabled for wakeup: serial_core leaves a wakeup
@@ -42,12 +42,18 @@ echo deep >/sys/power/mem_sleep
 echo bench-energy >/sys/power/wake_lock
 trap 'kill $client $daemon 2>/dev/null; echo bench-energy >/sys/power/wake_lock' EXIT
 
-msg "energy: bare S3 loop, $calib cycles, each woken by the RTC after $BARE_SLEEP ms"
-ctl energy calib
-echo bench-energy >/sys/power/wake_unlock
-wl-energy bare $calib $BARE_SLEEP || fail "wl-energy bare"
-echo bench-energy >/sys/power/wake_lock
-ctl energy calib-end
+# The platform's cost of a wake-up, no daemon: resume + WORK + suspend (the
+# ideal's cost per wake-up), and resume + suspend alone.
+bare() {
+	msg "energy: bare S3 loop, $1 cycles, each woken by the RTC after $BARE_SLEEP ms, $2 ms of work"
+	ctl energy calib w$2
+	echo bench-energy >/sys/power/wake_unlock
+	wl-energy bare $1 $BARE_SLEEP $2 || fail "wl-energy bare"
+	echo bench-energy >/sys/power/wake_lock
+	ctl energy calib-end w$2
+}
+bare $calib $WORK
+[ $calib0 -gt 0 ] && bare $calib0 0
 
 start_daemon --state mem --mem-sleep deep --min-awake-ms 0 --log-level warn
 ledger() { echo "ELEDGER $1 $(wakelock wakes --json)"; }
