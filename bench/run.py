@@ -614,6 +614,18 @@ class Energy:
             d['ledger'] = {o: sum(1 for r in new if r.get('outcome') == o)
                            for o in ('resumed', 'aborted', 'failed')}
             d['ledger']['errnos'] = sorted({str(r.get('errno')) for r in new if r.get('errno')})
+            # Why attempts aborted, from the wakeup sources that moved:
+            # the alarm timer refusing (an alarm due within 2 s), the
+            # daemon's timerfd firing during the entry, a modem byte.
+            why = {}
+            for r in new:
+                if r.get('outcome') != 'aborted':
+                    continue
+                src = r.get('sources') if isinstance(r.get('sources'), list) else []
+                k = ('alarmtimer' if 'alarmtimer.0.auto' in src else 'timerfd' if '[timerfd]' in src
+                     else 'ttyS1' if 'ttyS1' in src else 'other')
+                why[k] = why.get(k, 0) + 1
+            d['ledger']['aborted_by'] = why
             d['ledger']['asleep_ms'] = sum(r.get('asleep_ms', 0) for r in new)
             d['ledger']['causes'] = {}
             for r in new:
@@ -868,6 +880,8 @@ def table(res):
         t = f'ledger: {lg.get("resumed", 0)} resumed, {lg.get("aborted", 0)} aborted, {lg.get("failed", 0)} failed'
         if lg.get('errnos'):
             t += ' (' + ','.join(lg['errnos']) + ')'
+        if lg.get('aborted_by'):
+            t += ', aborted by: ' + ', '.join(f'{k} {v}' for k, v in sorted(lg['aborted_by'].items()))
         return t
 
     e = runs['calls']
@@ -893,10 +907,10 @@ def table(res):
     for label, d in (('1 client', w1), ('10 aligned clients, overlapping windows', w10)):
         if d:
             sc = res.figs.get('guest.energy_' + ('one' if d is w1 else 'ten')) or {}
-            add(f'energy: wake-ups, {label}', 'guest', d['wakeups'], None, 'wake-ups',
+            add(f'energy: wake-ups, {label}', 'guest', str(d['wakeups']), None, 'wake-ups',
                 (f'x{fmt(ratio(d["wakeups"], w1["wakeups"]))} vs 1 client; ' if d is w10 and w1 else '')
                 + f'alarms only, {fmt(d["host_s"])} s; period {fmt(sc.get("period_ms"))} ms, '
-                f'window {fmt(sc.get("window_ms"))} ms; fires {fmt(sc.get("fires"))}; {ledger_note(d)}'
+                f'window {fmt(sc.get("window_ms"))} ms; fires {int(sc.get("fires", 0))}; {ledger_note(d)}'
                 + (f'; awake per wake-up {fmt(d.get("awake_per_wake_median_ms"))} ms (median)'
                    if d.get('awake_per_wake_median_ms') else '')
                 + (f'; share asleep {fmt(d["share"] * 100)} %' if 'share' in d else '')
