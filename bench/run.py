@@ -407,7 +407,7 @@ def guest_phase(res, args):
 
 # --- energy (guest, ACPI S3) ------------------------------------------------
 ECTL = re.compile(r'BENCHCTL energy (\S+)(?: (\S+))?')
-ELEDGER = re.compile(r'ELEDGER (\S+) (\[.*\])\s*$')
+ELEDGER = re.compile(r'ELEDGER (\S+) (\{.*\})\s*$')
 ANSWER = re.compile(rb'ANSWER (\d+)')
 CALIB_RESCUE_S = 15.0  # the bare loop: wake the guest if the RTC has not after this long
 RING_S = 0.3           # a call that found the guest in S3 is written this long after its wake-up
@@ -446,6 +446,7 @@ class Energy:
         self.rng = random.Random(CALL_SEED)
         self.mean_gap = 6.0 if quick else 12.0
         self.ledger = {}         # TAG -> [records]
+        self.ledger_bad = 0      # ledger lines that did not parse (console interleaving)
         self.qmp_errors = []
 
     # QMP: our own reader, so that no event is lost (Guest.qmp skips them).
@@ -522,9 +523,9 @@ class Energy:
         m = ELEDGER.search(line)
         if m:
             try:
-                self.ledger[m.group(1)] = json.loads(m.group(2))
+                self.ledger.setdefault(m.group(1), []).append(json.loads(m.group(2)))
             except ValueError:
-                self.ledger[m.group(1)] = None
+                self.ledger_bad += 1
             return True
         return False
 
@@ -574,7 +575,7 @@ class Energy:
                     'n': len(s), 'median': statistics.median(s), 'p99': s[-1], 'unit': 'ms',
                     'work_ms': w, 'rescued': self.rescued,
                     'raw': costs, 'clock': 'host, QMP WAKEUP -> next SUSPEND (bare S3 loop)'}
-        res.figs['guest.energy_qmp'] = {'events': ev, 'marks': m, 'raw': [],
+        res.figs['guest.energy_qmp'] = {'events': ev, 'marks': m, 'raw': [], 'ledger_bad_lines': self.ledger_bad,
                                         'clock': 'host CLOCK_REALTIME (QEMU event stamps, line arrival)'}
         work = (res.figs.get('guest.energy_one') or {}).get('work_ms')
         cost = res.get(f'guest.energy_cycle_cost_w{int(work)}') if work is not None else None

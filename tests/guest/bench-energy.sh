@@ -8,7 +8,7 @@
 #
 #   BENCHCTL energy calib wW / calib-end wW  the bare S3 loop, W ms of work
 #   BENCHCTL energy begin TAG / end TAG      a workload (printed by wl-energy)
-#   ELEDGER TAG JSON                         `wakelock wakes --json` after TAG
+#   ELEDGER TAG RECORD                       `wakelock wakes --json` after TAG, a record a line
 # Workloads: one (1 client), ten (10 aligned clients), calls (10 aligned
 # clients + random incoming calls, answered by modem-client).
 . /tests/lib.sh
@@ -56,7 +56,12 @@ bare $calib $WORK
 [ $calib0 -gt 0 ] && bare $calib0 0
 
 start_daemon --state mem --mem-sleep deep --min-awake-ms 0 --log-level warn
-ledger() { echo "ELEDGER $1 $(wakelock wakes --json)"; }
+# The ledger, one record a line, straight to the console (the test's own
+# output reaches it later, through a pipe, and would interleave).
+ledger() {
+	wakelock wakes --json | awk '{ sub(/^\[/, ""); sub(/\]$/, ""); gsub(/\},\{"seq"/, "}\n{\"seq\""); print }' |
+		while read -r rec; do echo "ELEDGER $1 $rec" >/dev/console; done
+}
 
 msg "energy: 1 client, alarms every $P ms, window $W ms, $alarm_periods periods"
 wl-energy alarms one 1 $P $W $S $WORK $FIRST $alarm_periods || fail "wl-energy alarms one"
