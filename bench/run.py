@@ -6,7 +6,7 @@ build/bench/results.json.  See bench/README.md.
 
     bench/run.py --kernel BZIMAGE --initrd CPIO.GZ [--variant NAME]
                  [--kernel-config .config] [--out build/bench]
-                 [--quick] [--skip-host] [--skip-guest]
+                 [--quick] [--skip-host] [--skip-guest] [--plan NAME]
 
 A ratio against a kernel peer gets a verdict ("met"/"MISSED") only when the
 kernel it was measured on has no debugging instrumentation (KASAN, lockdep):
