@@ -3,8 +3,9 @@
 # `deep`): in this QEMU guest the RTC, and so a wake alarm, ends S3 but not
 # suspend-to-idle.  bench/run.py reads QEMU's SUSPEND/WAKEUP events (time
 # asleep on the host's clock) and plays the modem: it writes incoming calls
-# into ttyS1 and, while a call is unanswered, wakes the guest (QMP
-# system_wakeup: QEMU does not wake S3 on a serial byte) and rings again.
+# into ttyS1; a call that finds the guest in S3 (or sees it enter S3
+# unanswered) wakes it (QMP system_wakeup: QEMU does not wake S3 on a serial
+# byte) and is written 300 ms after the wake-up.
 #
 #   BENCHCTL energy calib wW / calib-end wW  the bare S3 loop, W ms of work
 #   BENCHCTL energy begin TAG / end TAG      a workload (printed by wl-energy)
