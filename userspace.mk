@@ -48,7 +48,7 @@ man: meson-host
 # The guest's programs, static, where scripts/initramfs.sh takes them.
 US_GUEST_PROGS := daemon/wakelockd cli/wakelock tests/guest/wl-guest-hold tests/guest/wl-guest-alarm \
 	tests/guest/serial-epoll-gap tests/guest/wakeup-count-errors examples/modem-client examples/example-resume examples/naive-client examples/naive-suspend \
-	bench/wlbench
+	bench/wlbench bench/wl-energy
 userspace-guest: meson-static
 	@mkdir -p build/guest/bin
 	cp $(addprefix build/static/,$(US_GUEST_PROGS)) build/guest/bin/

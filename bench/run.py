@@ -6,7 +6,7 @@ build/bench/results.json.  See bench/README.md.
 
     bench/run.py --kernel BZIMAGE --initrd CPIO.GZ [--variant NAME]
                  [--kernel-config .config] [--out build/bench]
-                 [--quick] [--skip-host] [--skip-guest]
+                 [--quick] [--skip-host] [--skip-guest] [--plan NAME]
 
 A ratio against a kernel peer gets a verdict ("met"/"MISSED") only when the
 kernel it was measured on has no debugging instrumentation (KASAN, lockdep):
@@ -19,7 +19,9 @@ import argparse
 import json
 import os
 import platform
+import random
 import re
+import select
 import shutil
 import signal
 import statistics
@@ -315,7 +317,7 @@ def profile_hold(res, wlbench, env, tmp):
 # --- guest ----------------------------------------------------------------
 def guest_phase(res, args):
     from wlguest import Guest, HostActions
-    append = 'wlplan=bench kunit.enable=0'
+    append = f'wlplan={args.plan} kunit.enable=0'
     if args.quick:
         append += ' wlbenchquick=1'
     log = os.path.join(args.out, 'guest-console.log')
@@ -326,14 +328,18 @@ def guest_phase(res, args):
     end_seen = failures = False
     boot = {'kasan': False, 'lockdep': False}   # instrumented-kernel boot lines seen
     kinfo = None                                # the guest's BENCHKERNEL line
+    energy = Energy(g, args.quick)
     deadline = time.monotonic() + args.guest_timeout
     try:
         while time.monotonic() < deadline:
-            lines = g.poll(0.05)
+            lines = g.poll(0.02)
             if lines is None:
                 break
+            energy.tick()
             for line in lines:
                 now = time.monotonic()
+                if energy.line(line):
+                    continue
                 if armed and S2IDLE.search(line):
                     g.modem_write(b'w')           # the wake source, at once
                     cycles[armed].append(now)
@@ -371,6 +377,9 @@ def guest_phase(res, args):
                 break
     finally:
         g.close()
+    energy.figures(res)
+    if energy.qmp_errors:
+        print('  ! QMP: ' + '; '.join(energy.qmp_errors[:3]))
     if not end_seen:
         print(f'  ! guest run did not finish (timeout or crash); console log: {log}')
     # What the booted kernel shows wins over its .config (a kernel given
@@ -394,6 +403,304 @@ def guest_phase(res, args):
             'p99': s[min(len(s) - 1, int(0.99 * (len(s) - 1) + 0.5))], 'unit': 'ms',
             'rate': rate, 'raw': gaps, 'clock': 'host CLOCK_MONOTONIC, console line arrival'}
     return end_seen and not failures
+
+
+# --- energy (guest, ACPI S3) ------------------------------------------------
+ECTL = re.compile(r'BENCHCTL energy (\S+)(?: (\S+))?')
+ELEDGER = re.compile(r'ELEDGER (\S+) (\{.*\})\s*$')
+ANSWER = re.compile(rb'ANSWER (\d+)')
+CALIB_RESCUE_S = 15.0  # the bare loop: wake the guest if the RTC has not after this long
+RING_S = 0.3           # a call that found the guest in S3 is written this long after its wake-up
+CALL_SEED = 14
+
+
+class Energy:
+    """The host side of the energy figures (tests/guest/bench-energy.sh).
+
+    Time asleep is QEMU's: its QMP events SUSPEND (the guest entered S3)
+    and WAKEUP (it left it), stamped by QEMU on the host's clock.  The host
+    also plays the modem: during the "calls" workload it places a call
+    ("CALL <id>" into the modem port) at random times (exponential gaps).
+    If the guest is in S3 then, or enters it while a call is unanswered,
+    the host wakes it (QEMU wakes S3 on its RTC but not on a serial byte)
+    and writes the call RING_S after the wake-up (a byte that arrives in
+    S3 or during the resume is lost: the UART is reset).  The modem client
+    answers each copy; the first answer counts.
+    """
+
+    def __init__(self, guest, quick):
+        self.g = guest
+        self.quick = quick
+        self.buf = b''
+        self.events = []         # (kind, host realtime) of SUSPEND / WAKEUP
+        self.marks = {}          # "calib"/"calib-end"/"begin TAG"/"end TAG" -> host realtime
+        self.suspended = False
+        self.wake_sent = False
+        self.calib = False
+        self.wake_at = None      # host realtime to wake the guest (bare loop)
+        self.calls_on = False
+        self.calls = []          # {'id', 'sent', 'answered', 'asleep_when_sent', 'woken'}
+        self.next_call = None
+        self.ring_at = None
+        self.rescued = 0
+        self.rng = random.Random(CALL_SEED)
+        self.mean_gap = 6.0 if quick else 12.0
+        self.ledger = {}         # TAG -> [records]
+        self.ledger_bad = 0      # ledger lines that did not parse (console interleaving)
+        self.qmp_errors = []
+
+    # QMP: our own reader, so that no event is lost (Guest.qmp skips them).
+    def _qmp_poll(self):
+        s = self.g.qmp_sock
+        while True:
+            r, _, _ = select.select([s], [], [], 0)
+            if not r:
+                break
+            data = s.recv(65536)
+            if not data:
+                break
+            self.buf += data
+        while b'\n' in self.buf:
+            raw, self.buf = self.buf.split(b'\n', 1)
+            try:
+                msg = json.loads(raw)
+            except ValueError:
+                continue
+            ev = msg.get('event')
+            if 'error' in msg:
+                self.qmp_errors.append(str(msg['error']))
+            if ev not in ('SUSPEND', 'WAKEUP'):
+                continue
+            ts = msg.get('timestamp') or {}
+            t = ts.get('seconds', 0) + ts.get('microseconds', 0) / 1e6 if ts else time.time()
+            self.events.append((ev, t))
+            if ev == 'SUSPEND':
+                self.suspended, self.wake_sent = True, False
+                if self.calib:
+                    self.wake_at = time.time() + CALIB_RESCUE_S
+            else:
+                self.suspended, self.wake_sent = False, False
+                self.wake_at = None
+                if any(c['answered'] is None for c in self.calls):
+                    self.ring_at = time.time() + RING_S
+
+    def _wake(self):
+        if self.suspended and not self.wake_sent:
+            self.g.qmp_sock.sendall(b'{"execute": "system_wakeup"}\n')
+            self.wake_sent = True
+            return True
+        return False
+
+    def _answers(self):
+        rx = self.g.modem_rx
+        while b'\n' in rx:
+            i = rx.index(b'\n')
+            line = bytes(rx[:i])
+            del rx[:i + 1]
+            m = ANSWER.search(line)
+            if m:
+                for c in self.calls:
+                    if c['id'] == int(m.group(1)) and c['answered'] is None:
+                        c['answered'] = time.time()
+
+    def line(self, line):
+        """A console line; True if it was ours."""
+        m = ECTL.search(line)
+        if m:
+            now = time.time()
+            what, tag = m.group(1), m.group(2)
+            self.marks[f'{what} {tag}' if tag else what] = now
+            if what == 'calib':
+                self.calib = True
+            elif what == 'calib-end':
+                self.calib, self.wake_at = False, None
+            elif what == 'begin' and tag == 'calls':
+                self.calls_on = True
+                self.next_call = now + 1.0 + self.rng.expovariate(1 / self.mean_gap)
+            elif what == 'end' and tag == 'calls':
+                self.calls_on = False
+            return True
+        m = ELEDGER.search(line)
+        if m:
+            try:
+                self.ledger.setdefault(m.group(1), []).append(json.loads(m.group(2)))
+            except ValueError:
+                self.ledger_bad += 1
+            return True
+        return False
+
+    def tick(self):
+        self._qmp_poll()
+        self._answers()
+        now = time.time()
+        if self.wake_at is not None and now >= self.wake_at and self.suspended:
+            if self._wake():
+                self.wake_at = None
+                self.rescued += 1
+        if self.calls_on and self.next_call is not None and now >= self.next_call:
+            cid = len(self.calls) + 1
+            asleep = self.suspended
+            if not asleep:
+                self.g.modem_write(f'CALL {cid}\n'.encode())
+            self.calls.append({'id': cid, 'sent': now, 'answered': None,
+                               'asleep_when_sent': asleep, 'woken': 0, 'rings': 0 if asleep else 1})
+            self.next_call = now + max(1.0, self.rng.expovariate(1 / self.mean_gap))
+        pending = [c for c in self.calls if c['answered'] is None]
+        if pending and self.suspended and self._wake():
+            pending[0]['woken'] += 1
+        if pending and not self.suspended and self.ring_at is not None and now >= self.ring_at:
+            for c in pending:
+                self.g.modem_write(f'CALL {c["id"]}\n'.encode())
+                c['rings'] += 1
+            self.ring_at = None
+
+    # --- figures ------------------------------------------------------------
+    def figures(self, res):
+        ev = self.events
+        m = self.marks
+        # Cost of a wake-up: QEMU's WAKEUP to the next SUSPEND, bare loop
+        # ("calib wW": W ms of work after each resume; the workload's work,
+        # and none).
+        for key, t0 in list(m.items()):
+            if not key.startswith('calib w') or f'calib-end {key[6:]}' not in m:
+                continue
+            t1 = m[f'calib-end {key[6:]}']
+            seq = [(k, t) for k, t in ev if t0 <= t <= t1]
+            costs = [(b_[1] - a_[1]) * 1e3 for a_, b_ in zip(seq, seq[1:])
+                     if a_[0] == 'WAKEUP' and b_[0] == 'SUSPEND']
+            if costs:
+                s = sorted(costs)
+                w = int(key[7:])
+                res.figs[f'guest.energy_cycle_cost_w{w}'] = {
+                    'n': len(s), 'median': statistics.median(s), 'p99': s[-1], 'unit': 'ms',
+                    'work_ms': w, 'rescued': self.rescued,
+                    'raw': costs, 'clock': 'host, QMP WAKEUP -> next SUSPEND (bare S3 loop)'}
+        res.figs['guest.energy_qmp'] = {'events': ev, 'marks': m, 'raw': [], 'ledger_bad_lines': self.ledger_bad,
+                                        'clock': 'host CLOCK_REALTIME (QEMU event stamps, line arrival)'}
+        work = (res.figs.get('guest.energy_one') or {}).get('work_ms')
+        cost = res.get(f'guest.energy_cycle_cost_w{int(work)}') if work is not None else None
+        seen = 0
+        for tag in ('one', 'ten', 'calls'):
+            b, e = m.get(f'begin {tag}'), m.get(f'end {tag}')
+            if b is None or e is None:
+                continue
+            seq = [(k, t) for k, t in ev if b <= t <= e]
+            wakes = [t for k, t in seq if k == 'WAKEUP']
+            d = {'begin': b, 'end': e, 'wakeups': len(wakes), 'raw': [],
+                 'suspends': sum(1 for k, _ in seq if k == 'SUSPEND'), 'host_s': e - b}
+            # Measured over whole cycles: first wake-up to last wake-up.
+            if len(wakes) >= 2:
+                start, stop = wakes[0], wakes[-1]
+                asleep, last_s = 0.0, None
+                for k, t in seq:
+                    if not start <= t <= stop:
+                        continue
+                    if k == 'SUSPEND':
+                        last_s = t
+                    elif last_s is not None:
+                        asleep += t - last_s
+                        last_s = None
+                d.update(start=start, stop=stop, asleep_s=asleep, share=asleep / (stop - start),
+                         cycles=len(wakes) - 1)
+                # Awake per wake-up: WAKEUP to the next SUSPEND (aborted
+                # attempts in between included).
+                aw = [(b_[1] - a_[1]) * 1e3 for a_, b_ in zip(seq, seq[1:])
+                      if a_[0] == 'WAKEUP' and b_[0] == 'SUSPEND' and start <= a_[1] < stop]
+                d['awake_per_wake_ms'] = aw
+                d['awake_per_wake_median_ms'] = statistics.median(aw) if aw else None
+            recs = self.ledger.get(tag) or []
+            new = [r for r in recs if r.get('seq', 0) > seen]
+            if recs:
+                seen = max(r.get('seq', 0) for r in recs)
+            d['ledger'] = {o: sum(1 for r in new if r.get('outcome') == o)
+                           for o in ('resumed', 'aborted', 'failed')}
+            d['ledger']['errnos'] = sorted({str(r.get('errno')) for r in new if r.get('errno')})
+            # Why attempts aborted, from the wakeup sources that moved:
+            # the alarm timer refusing (an alarm due within 2 s), the
+            # daemon's timerfd firing during the entry, a modem byte.
+            why = {}
+            for r in new:
+                if r.get('outcome') != 'aborted':
+                    continue
+                src = r.get('sources') if isinstance(r.get('sources'), list) else []
+                k = ('alarmtimer' if 'alarmtimer.0.auto' in src else 'timerfd' if '[timerfd]' in src
+                     else 'ttyS1' if 'ttyS1' in src else 'other')
+                why[k] = why.get(k, 0) + 1
+            d['ledger']['aborted_by'] = why
+            d['ledger']['asleep_ms'] = sum(r.get('asleep_ms', 0) for r in new)
+            d['ledger']['causes'] = {}
+            for r in new:
+                if r.get('outcome') == 'resumed':
+                    d['ledger']['causes'][r.get('cause')] = d['ledger']['causes'].get(r.get('cause'), 0) + 1
+            sched = res.figs.get(f'guest.energy_{tag}')
+            if tag == 'calls':
+                d['calls'] = self.calls
+            if sched and cost and 'start' in d:
+                d['ideal'] = ideal(sched, b, d['start'], d['stop'], (cost - work) / 1e3,
+                                   self.calls if tag == 'calls' else [],
+                                   (res.get('guest.energy_call_work') or 0) / 1e3)
+            res.figs[f'guest.energy_run_{tag}'] = d
+
+
+def ideal(sched, begin, start, stop, cost, calls, call_work):
+    """The ideal share asleep over [start, stop] (host clock) for the schedule
+    of a workload: awake only for the work that is due, plus one cycle's
+    cost per wake-up, with the fewest wake-ups the alarm windows allow.
+    cost: what a wake-up costs beyond its work, measured in the same run by
+    the bare S3 loop doing the workload's work after each resume (WAKEUP to
+    the next SUSPEND, minus the work): work that overlaps the kernel's own
+    resume is not counted twice.
+
+    Alarm group k (all N clients) must be served inside the windows' common
+    part [FIRST + SPREAD + k*P, FIRST + WINDOW + k*P] after the workload
+    began (host time: the begin line; the guest's CLOCK_BOOTTIME is taken
+    to run with the host's).  An incoming call needs a wake-up at once; a
+    group whose common part overlaps the call's work is served by that
+    wake-up (a call that found the guest in S3 reaches it RING_S after the
+    wake-up, as the harness delivers it).  Every other group costs a
+    wake-up of its own.  Awake: the
+    union of [wake, wake + cost + work] clipped to [start, stop]."""
+    P, W, S = sched['period_ms'] / 1e3, sched['window_ms'] / 1e3, sched['spread_ms'] / 1e3
+    first, work = sched['first_ms'] / 1e3, sched['work_ms'] / 1e3
+    groups = []
+    k = 0
+    while begin + first + k * P <= stop + P:
+        groups.append((begin + first + S + k * P, begin + first + W + k * P))
+        k += 1
+    intervals, served = [], set()
+    for c in calls:
+        t = c['sent']
+        if not start <= t <= stop:
+            continue
+        # A call that found the guest in S3 reaches it RING_S after the
+        # wake-up (the harness's modem; see Energy): the platform's delay.
+        span = call_work + (RING_S if c['woken'] else 0)
+        for i, (lo, hi) in enumerate(groups):
+            if i not in served and lo <= t + call_work and hi >= t:
+                served.add(i)
+                span = max(span, max(lo, t) - t + work)
+        intervals.append((t, t + cost + span))
+    for i, (lo, hi) in enumerate(groups):
+        if i not in served:
+            intervals.append((hi, hi + cost + work))
+    intervals.sort()
+    awake, cur_s, cur_e = 0.0, None, None
+    wakes = 0
+    for s, e in intervals:
+        s, e = max(s, start), min(e, stop)
+        if e <= s:
+            continue
+        wakes += 1
+        if cur_e is None or s > cur_e:
+            if cur_e is not None:
+                awake += cur_e - cur_s
+            cur_s, cur_e = s, e
+        else:
+            cur_e = max(cur_e, e)
+    if cur_e is not None:
+        awake += cur_e - cur_s
+    return {'share': 1 - awake / (stop - start), 'awake_s': awake, 'wakeups': wakes,
+            'groups': len([g for g in groups if start <= g[1] <= stop]), 'cost_s': cost}
 
 
 # --- table ----------------------------------------------------------------
@@ -559,6 +866,59 @@ def table(res):
             add('daemon context switches while a hold is held', where, f.get('median'), None, '/s',
                 f'{int(f.get("voluntary", 0))} vol + {int(f.get("nonvoluntary", 0))} invol in '
                 f'{fmt(f.get("seconds"))} s', '0', verdict(f.get('median', 1) == 0))
+    # 6. energy (ACPI S3)
+    for key, f in sorted(res.figs.items()):
+        if key.startswith('guest.energy_cycle_cost_w'):
+            w = f['work_ms']
+            add(f'energy: one wake-up, bare S3 loop, resume + {w} ms work + suspend' if w else
+                'energy: one wake-up, bare S3 loop, resume + suspend', 'guest', f['median'], f['p99'],
+                'ms', f'n={f["n"]}, woken by the RTC; host clock: QMP WAKEUP -> next SUSPEND'
+                + ('; minus the work: the ideal\'s cost per wake-up' if w else ''))
+    runs = {t: res.figs.get(f'guest.energy_run_{t}') for t in ('one', 'ten', 'calls')}
+
+    def ledger_note(d):
+        lg = d.get('ledger') or {}
+        t = f'ledger: {lg.get("resumed", 0)} resumed, {lg.get("aborted", 0)} aborted, {lg.get("failed", 0)} failed'
+        if lg.get('errnos'):
+            t += ' (' + ','.join(lg['errnos']) + ')'
+        if lg.get('aborted_by'):
+            t += ', aborted by: ' + ', '.join(f'{k} {v}' for k, v in sorted(lg['aborted_by'].items()))
+        return t
+
+    e = runs['calls']
+    if e and 'share' in e:
+        sched = res.figs.get('guest.energy_calls') or {}
+        calls = [c for c in e.get('calls', []) if e['start'] <= c['sent'] <= e['stop']]
+        lat = sorted((c['answered'] - c['sent']) * 1e3 for c in calls if c['answered'])
+        add('energy: share of time asleep, 10 clients + random calls', 'guest', e['share'] * 100, None, '%',
+            f'{e["cycles"]} wake-ups in {e["stop"] - e["start"]:.1f} s (host clock, QMP SUSPEND..WAKEUP); '
+            f'{len(calls)} calls, {len(lat)} answered'
+            + (f' (median {fmt(statistics.median(lat))} ms)' if lat else '')
+            + f', {sum(1 for c in calls if c["woken"])} found it asleep; awake per wake-up '
+            f'{fmt(e.get("awake_per_wake_median_ms"))} ms (median); {ledger_note(e)}')
+        idl = e.get('ideal')
+        if idl:
+            add('  ideal share asleep, the same schedule', 'guest', idl['share'] * 100, None, '%',
+                f'{idl["wakeups"]} wake-ups x ({fmt(idl["cost_s"] * 1e3)} ms + work); '
+                f'period {fmt(sched.get("period_ms"))} ms, window {fmt(sched.get("window_ms"))} ms')
+            r6 = e['share'] / idl['share'] if idl['share'] > 0 else None
+            add('  measured / ideal', 'guest', None if r6 is None else r6 * 100, None, '%', '',
+                '>= 95 %', verdict(None if r6 is None else r6 >= 0.95))
+    w1, w10 = runs['one'], runs['ten']
+    for label, d in (('1 client', w1), ('10 aligned clients, overlapping windows', w10)):
+        if d:
+            sc = res.figs.get('guest.energy_' + ('one' if d is w1 else 'ten')) or {}
+            add(f'energy: wake-ups, {label}', 'guest', str(d['wakeups']), None, 'wake-ups',
+                (f'x{fmt(ratio(d["wakeups"], w1["wakeups"]))} vs 1 client; ' if d is w10 and w1 else '')
+                + f'alarms only, {fmt(d["host_s"])} s; period {fmt(sc.get("period_ms"))} ms, '
+                f'window {fmt(sc.get("window_ms"))} ms; fires {int(sc.get("fires", 0))}; {ledger_note(d)}'
+                + (f'; awake per wake-up {fmt(d.get("awake_per_wake_median_ms"))} ms (median)'
+                   if d.get('awake_per_wake_median_ms') else '')
+                + (f'; share asleep {fmt(d["share"] * 100)} %' if 'share' in d else '')
+                + (f' (ideal {fmt(d["ideal"]["share"] * 100)} %)' if 'ideal' in d else ''),
+                '<= 1.2x 1 client' if d is w10 else '',
+                verdict(None if not w1 or not w1['wakeups'] else d['wakeups'] <= 1.2 * w1['wakeups'])
+                if d is w10 else '')
     prof = res.figs.get('host.callgrind_per_pair')
 
     head = ('figure', 'where', 'median', 'p99', 'unit', 'ratio / note', 'target', 'verdict',
@@ -599,7 +959,9 @@ def main():
     ap.add_argument('--quick', action='store_true')
     ap.add_argument('--skip-host', action='store_true')
     ap.add_argument('--skip-guest', action='store_true')
-    ap.add_argument('--guest-timeout', type=float, default=480)
+    ap.add_argument('--guest-timeout', type=float, default=720)
+    ap.add_argument('--plan', default='bench', help='the guest plan (default: bench; a plan of '
+                    'bench-energy alone is handy while working on the energy figures)')
     ap.add_argument('--variant', help='name of the guest kernel variant (default: the '
                     'directory of --kernel, as in ~/.cache/wakelockd/out/VARIANT/bzImage)')
     ap.add_argument('--kernel-config', help='its .config (default: the build directory '

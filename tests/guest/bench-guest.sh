@@ -3,6 +3,7 @@
 # and "BENCHCTL arm PHASE" / "BENCHCTL disarm" on the console: while armed,
 # the host writes one byte into ttyS1 each time the kernel prints
 # "PM: suspend-to-idle" (the wake source of both suspend loops).
+# The energy figures follow (tests/guest/bench-energy.sh).
 . /tests/lib.sh
 ctl() { echo "BENCHCTL $*" >/dev/console; }
 msg() { echo "BENCHMSG $*"; }
@@ -71,4 +72,13 @@ sleep 1
 ctl disarm
 wlbench drain /dev/ttyS1
 echo bench-keep >/sys/power/wake_unlock
+
+# Energy: share of time asleep against the ideal, wake-ups of aligned
+# alarms (ACPI S3; bench-energy.sh).
+sh /tests/bench-energy.sh
+case $? in
+0) ;;
+77) msg "energy: not measured (see above)" ;;
+*) fail "bench-energy.sh" ;;
+esac
 exit 0
