@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * wl-energy: the guest side of the energy figures of `make bench`
- * (bench/README.md, "6. Energy"; issue 14 item 6).  Static, in the guest
+ * (bench/README.md, "6. Energy").  Static, in the guest
  * image as /usr/bin/wl-energy.  All use of libwakelock's public API is in
  * this file.
  *

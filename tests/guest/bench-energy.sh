@@ -1,4 +1,4 @@
-# `make bench`, energy (bench/README.md §6, issue 14 item 6), guest side;
+# `make bench`, energy (bench/README.md §6), guest side;
 # run by bench-guest.sh at its end.  The system sleeps in ACPI S3 (`mem`,
 # `deep`): in this QEMU guest the RTC, and so a wake alarm, ends S3 but not
 # suspend-to-idle.  bench/run.py reads QEMU's SUSPEND/WAKEUP events (time
