@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Clients that misbehave, and a daemon that dies under them (issue 16).
+ * Clients that misbehave, and a daemon that dies under them: the trust
+ * model of docs/design.md §4.
  * Each test runs the real daemon on a fake /sys (harness.c).
  *
  * Each attack runs beside a well-behaved client that holds and checks
