@@ -5,9 +5,10 @@
 # (the daemon takes the alarm's hold before it tells the client).
 . /tests/lib.sh
 FIRST=5000 PERIOD=6000 FIRES=3 WORK=500
-# How late a fire is seen is printed, not bounded: under TCG the guest's
-# CLOCK_BOOTTIME can jump across S3 (seen: +37 s at one resume, the fires
-# then 36-37 s "late" on the client's grid though they came every ~6 s).
+# How late a fire is seen is printed, not bounded: under TCG a resume from
+# S3 can take seconds and the guest's CLOCK_BOOTTIME can jump across it
+# (seen: +12 s and +37 s at one resume), which the daemon answers by
+# skipping the grid points already past.
 # That an alarm woke the system, and that the client ran before the next
 # suspend, shows in suspend_stats: S3 ends only by the RTC here, and a
 # system that is never woken times the test out.
@@ -45,37 +46,55 @@ until grep -q '^holding' /tmp/alarm.out; do
 done
 cat /tmp/alarm.out
 
-prev_after=$base
+# Whether the system may sleep before a fire depends on how far away it was
+# when the previous fire's work ended: the daemon waits, rather than
+# suspends, for an alarm due within 2 s (docs/ledger.md), and a slow resume
+# can bring a fire so late that the next point of the grid is close or
+# already past.  Far (3 s or more, as with every fire of an on-time run):
+# exactly one suspend, the one the alarm ended.  Near (under 1.5 s): none.
+# Between the two either is right, but never more than one.
+prev_after=$base prev_next=$FIRST
 k=0
-while read -r word n seen late before after; do
+while read -r word n seen late next before after; do
 	[ "$word" = fire ] || continue
-	late=${late#late_ms=} before=${before#success_before=} after=${after#success_after=}
+	late=${late#late_ms=} next=${next#next_in_ms=}
+	before=${before#success_before=} after=${after#success_after=}
 	expect_eq "fire $n: expiries seen at once" "$seen" seen=1
 	[ "$late" -ge 0 ] || fail "fire $n came ${late#-} ms early"
 	info "ok: fire $n came $late ms after its time (CLOCK_BOOTTIME), not early"
-	# Exactly one suspend since the previous fire: the system slept, the
-	# alarm woke it, and the client saw the fire in that same wake-up (had
-	# the system slept again first, the fire would be seen a period late).
-	expect_eq "fire $n: suspends since the previous fire" $((before - prev_after)) 1
+	slept=$((before - prev_after))
+	if [ "$prev_next" -ge 3000 ]; then
+		# The system slept, the alarm woke it, and the client saw the
+		# fire in that same wake-up (had the system slept again first,
+		# the fire would be seen a period late).
+		expect_eq "fire $n (due $prev_next ms after the previous work): suspends since then" $slept 1
+	elif [ "$prev_next" -lt 1500 ]; then
+		expect_eq "fire $n (due $prev_next ms after the previous work): suspends since then" $slept 0
+	else
+		[ $slept -le 1 ] || fail "fire $n (due $prev_next ms after the previous work): $slept suspends since then, expected at most 1"
+		info "ok: fire $n (due $prev_next ms after the previous work): $slept suspends since then (0 or 1)"
+	fi
 	expect_eq "fire $n: suspends during the work" $((after - before)) 0
-	prev_after=$after
+	prev_after=$after prev_next=$next
 	k=$((k + 1))
 done </tmp/alarm.out
 expect_eq "fires" $k $FIRES
 
-# The wake ledger (docs/ledger.md): each of those resumes is recorded as the
-# alarm's wake, claimed by the alarm's hold, which the daemon takes before
-# it tells the client.  Past the last wake's claim window (1 s) first: the
-# client holds, nothing suspends meanwhile.
+# The wake ledger (docs/ledger.md): each of those suspends is recorded as
+# the alarm's wake, claimed by the alarm's hold, which the daemon takes
+# before it tells the client.  Past the last wake's claim window (1 s)
+# first: the client holds, nothing suspends meanwhile.
 sleep 1.5
+slept=$(($(suspend_stat success) - base))
+[ $slept -ge 1 ] || fail "no suspend at all between the fires"
 wakelock wakes --json | tr -d '\n' | sed -e 's/^\[//' -e 's/\]$//' -e 's/},{"seq"/}\n{"seq"/g' |
 	grep '"outcome":"resumed"' >/tmp/wakes.json
 cat /tmp/wakes.json
-expect_eq "resumed attempts in the wake ledger" "$(wc -l </tmp/wakes.json)" $FIRES
+expect_eq "resumed attempts in the wake ledger (suspends counted by the kernel)" "$(wc -l </tmp/wakes.json)" $slept
 expect_eq "of them woken by the alarm" \
-	"$(grep -c '"alarm":{"client":"alarm-test","name":"guest"}' /tmp/wakes.json)" $FIRES
+	"$(grep -c '"alarm":{"client":"alarm-test","name":"guest"}' /tmp/wakes.json)" $slept
 expect_eq "of them claimed by the alarm's hold" \
-	"$(grep '"claim":"claimed"' /tmp/wakes.json | grep -c '"client":"alarm-test","hold":"alarm:guest"')" $FIRES
+	"$(grep '"claim":"claimed"' /tmp/wakes.json | grep -c '"client":"alarm-test","hold":"alarm:guest"')" $slept
 
 kill -TERM $daemon
 wait $daemon

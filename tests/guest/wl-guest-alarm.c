@@ -4,11 +4,16 @@
  * set a wake alarm FIRST_MS from now, then every PERIOD_MS (window 0), and
  * for COUNT fires do WORK_MS of "work" before wakelock_alarm_done().  Per fire it
  * prints
- *   fire K seen=N late_ms=L success_before=A success_after=B
+ *   fire K seen=N late_ms=L next_in_ms=G success_before=A success_after=B
  * where L is how long after its due time (CLOCK_BOOTTIME) the fire was
- * seen and A, B are /sys/power/suspend_stats/success when the work starts
- * and ends: a script checks that the system slept between fires (the
- * alarm woke it) and never during the work (the daemon held it awake).
+ * seen, G how long after the end of the work the next fire is due (negative:
+ * it was due during the work), and A, B are /sys/power/suspend_stats/success
+ * when the work starts and ends: a script checks that the system slept
+ * between fires (the alarm woke it) and never during the work (the daemon
+ * held it awake).  The due times are the alarm's grid, first_ms + k *
+ * period_ms: a fire seen more than a period late (a slow resume under TCG)
+ * makes the daemon skip the grid points already past, not replay them, so
+ * a fire's due time is the last grid point before it was seen.
  * Before finishing the last fire it takes an ordinary hold, prints
  * "holding" and keeps it until killed: with no alarm left nothing would
  * wake the system, so the script needs it awake to stop the daemon.
@@ -60,7 +65,7 @@ static int number(const char *s, long max, long *out)
 int main(int argc, char **argv)
 {
 	long first, period, count, work;
-	long long t0, due;
+	long long t0, due, prev;
 	wakelock_client *c;
 	wakelock_alarm *a;
 	int r;
@@ -80,23 +85,31 @@ int main(int argc, char **argv)
 		printf("set\n");
 		fflush(stdout);
 	}
-	due = t0 + first;
+	prev = -1;
 	for (long k = 0; r == 0 && k < count; k++) {
 		long before, after;
-		long long late;
+		long long seen_at, next;
 
 		r = wakelock_alarm_wait(a, -1);
 		if (r <= 0)
 			break;
-		late = boottime_ms() - due;
+		seen_at = boottime_ms();
+		if (prev < 0)
+			due = t0 + first;
+		else if (!period || seen_at < prev + period)
+			due = prev + period;    /* early: late_ms comes out negative */
+		else
+			due = prev + period * ((seen_at - prev) / period);
 		before = success_count();
 		struct timespec ts = { .tv_sec = work / 1000, .tv_nsec = (work % 1000) * 1000000L };
 		nanosleep(&ts, NULL);
 		after = success_count();
-		printf("fire %ld seen=%d late_ms=%lld success_before=%ld success_after=%ld\n",
-		       k, r, late, before, after);
+		/* The daemon re-arms when it fires: the first grid point after then. */
+		next = period ? due + period * ((seen_at - due) / period + 1) : due;
+		printf("fire %ld seen=%d late_ms=%lld next_in_ms=%lld success_before=%ld success_after=%ld\n",
+		       k, r, seen_at - due, next - boottime_ms(), before, after);
 		fflush(stdout);
-		due += period * r;
+		prev = due;
 		r = k == count - 1 ? keep_awake(c) : 0;
 		if (r == 0)
 			r = wakelock_alarm_done(a);
