@@ -816,6 +816,17 @@ def table(res):
                 f'x{fmt(ratio(f.get("median"), base))} vs 1; ' + note,
                 '<= x1.2 at 1000' if c == 1000 else '',
                 verdict(got >= c and (ratio(f.get('median'), base) or 9) <= 1.2) if c == 1000 else '')
+        # The pattern's memory floor, measured interleaved in the same
+        # run (wlbench.c: floor_pair): how much of the growth is the
+        # library's and how much any layout would pay.
+        fbase = R(f'{where}.scale_floor_c1')
+        for c in (1, 1000):
+            f, fl = res.figs.get(f'{where}.scale_c{c}'), res.figs.get(f'{where}.scale_floor_c{c}')
+            if f and fl:
+                add(f'memory floor of that pattern (depth add+sub, stats store), {c} client' + 's' * (c > 1),
+                    where, fl.get('median'), fl.get('p99'), 'ns',
+                    f'x{fmt(ratio(fl.get("median"), fbase))} vs 1; the pair above is '
+                    f'+{fmt(f.get("median") - fl.get("median"))} ns over it')
         for c in (1, 1000):
             f = res.figs.get(f'{where}.scale_c{c}')
             if f:

@@ -20,7 +20,9 @@
  *                                        WAKELOCK_MAX_HOLDS_PER_CLIENT holds, all
  *                                        but the last held; acquire+release
  *                                        of a random client's last hold;
- *                                        daemon RSS, registration, reaping
+ *                                        daemon RSS, registration, reaping;
+ *                                        interleaved, the memory floor of
+ *                                        that pattern (scale_floor_cN)
  *   wlbench wakelock PAIRS               /sys/power/wake_lock + wake_unlock
  *   wlbench epoll ROUNDS                 eventfd write -> epoll_wait
  *                                        (EPOLLWAKEUP asked for) -> read;
@@ -342,14 +344,48 @@ static uint32_t live_slots(const struct wl_shm_header *hdr)
 	return __atomic_load_n(&hdr->nlive, __ATOMIC_ACQUIRE);
 }
 
+/* The memory floor of the scale pattern: CLIENTS regions of the same
+ * size, each its own shared mapping like a client's memfd, and per pick
+ * only what any layout of a hold must touch: a sequentially consistent
+ * add and subtract on its depth and one store to its statistics line.
+ * No library, no clock: what is left of a pair's growth with the number
+ * of clients, over this floor's own growth, is the library's. */
+static struct wl_region **floor_map(int n)
+{
+	struct wl_region **f = calloc((size_t)n ? (size_t)n : 1, sizeof(*f));
+
+	if (!f)
+		die("calloc", -ENOMEM);
+	for (int i = 0; i < n; i++) {
+		void *m = mmap(NULL, sizeof(struct wl_region), PROT_READ | PROT_WRITE,
+		               MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			die("mmap", -errno);
+		memset(m, 0, sizeof(struct wl_region));     /* every page present */
+		f[i] = m;
+	}
+	return f;
+}
+
+static void floor_pair(struct wl_region *rg, uint64_t stamp)
+{
+	const unsigned last = WAKELOCK_MAX_HOLDS_PER_CLIENT - 1;
+
+	__atomic_fetch_add(&rg->depth[last], 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&rg->holds[last].since, stamp, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&rg->depth[last], 1, __ATOMIC_SEQ_CST);
+}
+
 static int cmd_scale(int want, double seconds)
 {
 	wakelock_client **cl = calloc((size_t)want, sizeof(*cl));
 	wakelock_hold **h = calloc((size_t)want * WAKELOCK_MAX_HOLDS_PER_CLIENT, sizeof(*h));
 	wakelock_client *obs;
 	int n = 0, r = 0, held = 0;
-	size_t cap = 400000, ns = 0;
-	double *v = malloc(sizeof(double) * cap);
+	size_t cap = 400000, ns = 0, nf = 0;
+	double *v = malloc(sizeof(double) * cap), *vf = malloc(sizeof(double) * cap);
+	struct wl_region **fl;
 	uint64_t t0, reg_ns, end, reap_ns;
 	pid_t dpid = daemon_pid();
 	long long rss0, rss1;
@@ -390,27 +426,37 @@ static int cmd_scale(int want, double seconds)
 		}
 	}
 	rss1 = proc_status_kb(dpid, "VmRSS");
+	fl = floor_map(n);
 	/* Warm up, then batches of 64 acquire+release on random clients'
 	 * free hold (that hold goes 0->1->0; its slot stays active, so a pair
-	 * reads the clock once, at the acquire). */
+	 * reads the clock once, at the acquire), each followed by a batch of
+	 * the floor on the same picks: both see the same noise. */
 	const int batch = 64;
 	wakelock_hold *pick[64];
+	int pi[64];
 	end = wl_now_mono() + (uint64_t)(seconds * 1e9);
 	for (int warm = 1; warm >= 0; warm--) {
 		uint64_t stop = warm ? wl_now_mono() + 100000000ull : end;
 		for (;;) {
-			for (int i = 0; i < batch; i++)
-				pick[i] = h[(xorshift() % (uint64_t)n) * WAKELOCK_MAX_HOLDS_PER_CLIENT +
+			for (int i = 0; i < batch; i++) {
+				pi[i] = (int)(xorshift() % (uint64_t)n);
+				pick[i] = h[(size_t)pi[i] * WAKELOCK_MAX_HOLDS_PER_CLIENT +
 				            WAKELOCK_MAX_HOLDS_PER_CLIENT - 1];
-			uint64_t a = wl_now_mono(), b;
+			}
+			uint64_t a = wl_now_mono(), b, e;
 			for (int i = 0; i < batch; i++) {
 				wakelock_hold_acquire(pick[i]);
 				wakelock_hold_release(pick[i]);
 			}
 			b = wl_now_mono();
-			if (!warm && ns < cap)
+			for (int i = 0; i < batch; i++)
+				floor_pair(fl[pi[i]], b);
+			e = wl_now_mono();
+			if (!warm && ns < cap) {
 				v[ns++] = (double)(b - a) / batch;
-			if (b >= stop)
+				vf[nf++] = (double)(e - b) / batch;
+			}
+			if (e >= stop)
 				break;
 		}
 	}
@@ -436,6 +482,12 @@ static int cmd_scale(int want, double seconds)
 	         n ? (double)reg_ns / n / 1e3 : 0, n ? (double)reap_ns / n / 1e3 : 0, rss0, rss1);
 	snprintf(name, sizeof(name), "scale_c%d", want);
 	report(name, v, ns, "ns", extra);
+	snprintf(name, sizeof(name), "scale_floor_c%d", want);
+	report(name, vf, nf, "ns", NULL);
+	for (int i = 0; i < n; i++)
+		munmap(fl[i], sizeof(struct wl_region));
+	free(fl);
+	free(vf);
 	wakelock_hold_release(oh);
 	wakelock_client_close(obs);
 	return 0;
