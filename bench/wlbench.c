@@ -408,6 +408,8 @@ static int cmd_scale(int want, double seconds)
 	}
 	reg_ns = wl_now_mono() - t0;
 	int err = r;
+	if (n == 0)
+		die("no client could register", err);
 	char errs[80];
 	snprintf(errs, sizeof(errs), "%s", err < 0 ? wakelock_strerror(err) : "none");
 	for (char *p = errs; *p; p++)   /* keep key=value parseable */
