@@ -17,7 +17,7 @@ include examples.mk
 include bench.mk
 include packaging.mk
 
-.PHONY: all deps kernel kernel-pristine modules guest-image check demo clean help
+.PHONY: all deps kernel kernel-pristine modules guest-image guest-image-logind check demo clean help
 all: userspace
 
 help:
@@ -41,6 +41,12 @@ guest-image: deps
 	@scripts/modules.sh $(VARIANT) build/modules/$(VARIANT)
 	@$(MAKE) --no-print-directory userspace-guest
 	@scripts/initramfs.sh build/guest/initramfs-$(VARIANT).cpio.gz build/modules/$(VARIANT)
+
+# The same with Debian's dbus-daemon and elogind, and wakelockd built with
+# sd-bus (the plan "logind", docs/logind.md).
+guest-image-logind: guest-image
+	@$(MAKE) --no-print-directory userspace-logind
+	@scripts/initramfs.sh --logind build/guest/initramfs-$(VARIANT)-logind.cpio.gz build/modules/$(VARIANT)
 
 modules: guest-image
 

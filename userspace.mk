@@ -6,15 +6,17 @@
 #   build/asan    AddressSanitizer + UndefinedBehaviorSanitizer
 #   build/tsan    ThreadSanitizer (the tests of the suite "ipc")
 #   build/static  programs linked statically for the QEMU guest
+#   build/logind  wakelockd and wakelock, shared, with sd-bus: the guest
+#                 image that runs Debian's dbus-daemon and elogind
 #   build/fuzz    libFuzzer harnesses (clang)
 
 # meson/ninja: the build; libinih-dev: the config parser; libcmocka-dev:
 # unit tests; scdoc: man pages; clang-14 + libclang-rt-14-dev: libFuzzer;
 # systemd: systemd-analyze checks the unit we ship; libwayland-dev: the
 # test that our header lives beside libwayland's; man-db: the installed
-# pages render.
+# pages render; libsystemd-dev: sd-bus, to follow logind's inhibitors.
 USERSPACE_DEBS := meson ninja-build pkg-config libinih-dev libcmocka-dev scdoc clang-14 \
-	libclang-rt-14-dev systemd libwayland-dev man-db
+	libclang-rt-14-dev systemd libwayland-dev man-db libsystemd-dev
 
 US_COMMA := ,
 FUZZ_CC ?= $(or $(shell command -v clang-14 2>/dev/null),clang)
@@ -23,7 +25,7 @@ DESTDIR ?=
 MESON_TEST := meson test --no-stdsplit --num-processes 1 --print-errorlogs
 
 .PHONY: userspace userspace-guest check-unit install userspace-clean man fuzz fuzz-build \
-	meson-host meson-asan meson-tsan meson-static meson-fuzz
+	meson-host meson-asan meson-tsan meson-static meson-fuzz meson-logind userspace-logind
 
 # A build directory is set up once; meson re-configures it by itself when a
 # meson.build changes.  A directory left by the old make build (obj/) is
@@ -40,6 +42,7 @@ $(eval $(call MESON_DIR,host,,-Dbench=true))
 $(eval $(call MESON_DIR,asan,,$(US_NOMAN) -Db_sanitize=address$(US_COMMA)undefined -Db_lundef=false '-Dc_args=-fno-sanitize-recover=all -fno-omit-frame-pointer'))
 $(eval $(call MESON_DIR,tsan,,$(US_NOMAN) -Db_sanitize=thread -Db_lundef=false -Doptimization=1))
 $(eval $(call MESON_DIR,static,,$(US_NOMAN) -Dtests=false -Dstatic-programs=true -Dguest=true -Dbench=true))
+$(eval $(call MESON_DIR,logind,,$(US_NOMAN) -Dtests=false -Dlogind=enabled))
 $(eval $(call MESON_DIR,fuzz,CC=$(FUZZ_CC),$(US_NOMAN) -Dtests=false -Dfuzz=true -Db_sanitize=address$(US_COMMA)undefined -Db_lundef=false '-Dc_args=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all'))
 
 userspace: meson-host
@@ -52,6 +55,11 @@ US_GUEST_PROGS := daemon/wakelockd cli/wakelock tests/guest/wl-guest-hold tests/
 userspace-guest: meson-static
 	@mkdir -p build/guest/bin
 	cp $(addprefix build/static/,$(US_GUEST_PROGS)) build/guest/bin/
+
+# The logind image's daemon and CLI (scripts/initramfs.sh --logind).
+userspace-logind: meson-logind
+	@mkdir -p build/guest/logind-bin
+	cp build/logind/daemon/wakelockd build/logind/cli/wakelock build/guest/logind-bin/
 
 # The unit stage: every test in the plain and ASan/UBSan builds, the IPC
 # suite under TSan; scripts/unit-results.py counts the cmocka cases.

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "config.h"
+#include "logind.h"
 #include "log.h"
 #include "lib/wl_json.h"
 #include "lib/wl_shm.h"
@@ -29,6 +30,7 @@ void config_defaults(struct wld_config *c)
 	c->backoff_factor = 2;
 	c->backoff_max_ms = 60000;
 	c->wake_reasons = 1;
+	c->logind_mode = LOGIND_INHIBITORS;
 	c->alarm_timeout_ms = WLD_DEFAULT_ALARM_TIMEOUT_MS;
 	c->hook_timeout_ms = WLD_DEFAULT_HOOK_TIMEOUT_MS;
 	c->ledger_records = LEDGER_DEFAULT_CAP;
@@ -163,6 +165,18 @@ static const char *set_level(struct wld_config *c, const char *v)
 	return NULL;
 }
 
+static const char *set_logind_mode(struct wld_config *c, const char *v)
+{
+	if (!strcmp(v, "off"))
+		c->logind_mode = LOGIND_OFF;
+	else if (!strcmp(v, "inhibitors"))
+		c->logind_mode = LOGIND_INHIBITORS;
+	else
+		return "expected off or inhibitors";
+	c->logind_explicit = 1;
+	return NULL;
+}
+
 /* One key of one section: shared by the file and the command line. */
 static const char *apply_key(struct wld_config *c, const char *sec, const char *key,
                              const char *v)
@@ -190,6 +204,8 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 		return set_path(c->post_resume_hook, sizeof(c->post_resume_hook), v);
 	if (KEY("suspend", "hook_timeout_ms"))
 		return parse_uint(v, 3600000u, &c->hook_timeout_ms);
+	if (KEY("logind", "mode"))
+		return set_logind_mode(c, v);
 	if (KEY("alarm", "timeout_ms"))
 		return parse_uint(v, 86400000u, &c->alarm_timeout_ms);
 	if (KEY("ledger", "records")) {
@@ -481,7 +497,7 @@ enum {
 	OPT_STATE = 256, OPT_MEM_SLEEP, OPT_MIN_AWAKE, OPT_LOG_LEVEL, OPT_STATS, OPT_GROUP,
 	OPT_DENY, OPT_ROOT, OPT_RUN_DIR, OPT_SHM, OPT_BO_INIT, OPT_BO_MAX, OPT_BO_FACTOR,
 	OPT_SHORT, OPT_SYSLOG, OPT_CHECK, OPT_PRE, OPT_POST, OPT_NO_WAKE_REASONS,
-	OPT_ALARM_TIMEOUT, OPT_HOOK_TIMEOUT,
+	OPT_ALARM_TIMEOUT, OPT_HOOK_TIMEOUT, OPT_LOGIND,
 };
 
 static const struct option opts[] = {
@@ -498,6 +514,7 @@ static const struct option opts[] = {
 	{ "hook-timeout-ms", required_argument, NULL, OPT_HOOK_TIMEOUT },
 	{ "no-wake-reasons", no_argument, NULL, OPT_NO_WAKE_REASONS },
 	{ "alarm-timeout-ms", required_argument, NULL, OPT_ALARM_TIMEOUT },
+	{ "logind", required_argument, NULL, OPT_LOGIND },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
@@ -527,6 +544,8 @@ void config_usage(void)
 	       "      --hook-timeout-ms N    kill a hook still running after N ms (default 5000)\n"
 	       "      --no-wake-reasons      do not scan /sys/class/wakeup around suspends\n"
 	       "      --alarm-timeout-ms N   release a fired alarm's hold after N ms (default 10000)\n"
+	       "      --logind MODE          off | inhibitors: logind's sleep inhibitors hold\n"
+	       "                             (default inhibitors)\n"
 	       "      --group NAME           group allowed to block suspend\n"
 	       "      --deny NAME            deny a client by name (repeatable)\n"
 	       "      --root DIR             prefix for /sys (tests)\n"
@@ -554,6 +573,7 @@ static const char *apply_opt(struct wld_config *c, int opt, const char *v)
 	case OPT_HOOK_TIMEOUT: return apply_key(c, "suspend", "hook_timeout_ms", v);
 	case OPT_NO_WAKE_REASONS: c->wake_reasons = 0; return NULL;
 	case OPT_ALARM_TIMEOUT: return apply_key(c, "alarm", "timeout_ms", v);
+	case OPT_LOGIND: return apply_key(c, "logind", "mode", v);
 	case OPT_LOG_LEVEL: return apply_key(c, "log", "level", v);
 	case OPT_SYSLOG: c->use_syslog = 1; return NULL;
 	case OPT_STATS: return apply_key(c, "paths", "stats_file", v);

@@ -29,6 +29,9 @@ struct wld_config {
 	char pre_suspend_hook[PATH_MAX];
 	char post_resume_hook[PATH_MAX];
 	unsigned hook_timeout_ms;    /* a hook still running then is killed */
+	/* [logind] (docs/logind.md) */
+	int logind_mode;             /* enum logind_mode */
+	int logind_explicit;         /* set by the file or command line */
 	/* [alarm] */
 	unsigned alarm_timeout_ms;   /* hold of a fired alarm lapses after this */
 	/* [ledger] (docs/ledger.md) */

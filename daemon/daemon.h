@@ -18,8 +18,10 @@
 #define IDX_LISTEN 0xffffffffu
 #define IDX_SIGNAL 0xfffffffeu
 #define IDX_ALARM 0xfffffffdu
+#define IDX_LOGIND 0xfffffffcu
 
 struct wl_msg_arg;
+struct logind;
 
 struct conn {
 	int fd;              /* -1 = free */
@@ -42,6 +44,7 @@ struct daemon {
 	struct power_clock *clk;
 	struct powerloop pl;
 	struct ledger *ledger;   /* one record per suspend attempt (ledger.h) */
+	struct logind *logind;   /* logind's inhibitors (logind.h), NULL: none */
 	pthread_t power_thread;
 	int listen_fd, epfd, sig_fd, pid_fd;
 	int unclean_start;       /* a stale pid file: the last daemon died */

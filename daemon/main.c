@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "daemon.h"
+#include "logind.h"
 #include "log.h"
 #include "sdnotify.h"
 #include "lib/wl_region.h"
@@ -83,6 +84,9 @@ int daemon_reload(struct daemon *d)
 	powerloop_set_params(&d->pl, &p);
 	server_apply_policy(d);
 	alarms_set_timeout(d);
+	/* Follows a changed [logind] mode; a bus that was missing or lost
+	 * is looked for again. */
+	logind_open(d);
 	ledger_set_window(d->ledger, n.claim_window_ms);
 	log_info("configuration reloaded (state %s, min_awake %u ms, %u denied)", n.state,
 	         n.min_awake_ms, n.ndeny);
@@ -284,6 +288,14 @@ static int start(struct daemon *d, char *err, size_t errlen)
 		return r;
 	d->pl.after_cycle = after_cycle;
 	d->pl.arg = d;
+	/* Before the power thread starts: it reads the mirror's state. */
+	r = logind_open(d);
+	if (r < 0) {
+		snprintf(err, errlen, "logind: %s", strerror(-r));
+		return r;
+	}
+	d->pl.last_look = logind_last_look;
+	d->pl.last_look_arg = d;
 	if (d->unclean_start) {
 		log_warn("previous wakelockd did not exit cleanly: staying awake %u ms for its "
 		         "clients to re-register", WLD_RESTART_GRACE_MS);
@@ -326,6 +338,7 @@ static void stop(struct daemon *d)
 			keep_pid_file = 1;
 	server_close(d);
 	alarms_close(d);
+	logind_close(d);
 	/* Clients waiting on our phase, or about to, see that we are gone. */
 	__atomic_store_n(&d->seg.hdr->dstate, WL_D_STOPPED, __ATOMIC_RELAXED);
 	__atomic_store_n(&d->seg.hdr->gone, 1, __ATOMIC_SEQ_CST);
@@ -402,7 +415,7 @@ int main(int argc, char **argv)
 
 	for (;;) {
 		struct epoll_event evs[32];
-		int n = epoll_wait(d.epfd, evs, 32, -1);
+		int n = epoll_wait(d.epfd, evs, 32, logind_timeout_ms(&d));
 
 		if (n < 0 && errno != EINTR) {
 			log_error("epoll_wait: %s", strerror(errno));
@@ -412,10 +425,15 @@ int main(int argc, char **argv)
 			if (evs[i].data.u32 == IDX_SIGNAL) {
 				if (on_signal(&d))
 					goto out;
+			} else if (evs[i].data.u32 == IDX_LOGIND) {
+				logind_dispatch(&d);
 			} else {
 				server_event(&d, evs[i].data.u32, evs[i].events);
 			}
 		}
+		/* sd-bus's own timeouts (a method call without reply). */
+		if (n == 0)
+			logind_dispatch(&d);
 	}
 out:
 	stop(&d);

@@ -570,9 +570,9 @@ int powerloop_cycle(struct powerloop *pl)
 			backoff_sleep(pl, &pl->abort_bo);
 		return stopping(pl);
 	}
-	pl->aborts_in_row = 0;
-	backoff_reset(&pl->abort_bo);
 	if (r < 0) {
+		pl->aborts_in_row = 0;
+		backoff_reset(&pl->abort_bo);
 		/* EBUSY here means kernel autosleep is active: not ours to fight. */
 		hdr->dstats.failures++;
 		count_errno(&hdr->dstats, -r);
@@ -590,6 +590,22 @@ int powerloop_cycle(struct powerloop *pl)
 		open_phase(pl);
 		return 1;
 	}
+	/* A hold that is only known by message (a logind inhibitor taken
+	 * since the main thread's last news) stops the attempt here, where
+	 * nothing later can be missed by the kernel's side of the handshake.
+	 * The mirrored hold follows by message; until it does, further
+	 * refusals back off as stale counts do. */
+	if (pl->last_look && pl->last_look(pl->last_look_arg) > 0) {
+		hdr->dstats.aborts++;
+		wl_unlock(hdr);
+		open_phase(pl);
+		log_debug("a sleep inhibitor appeared at the last look: not suspending");
+		if (++pl->aborts_in_row > 1)
+			backoff_sleep(pl, &pl->abort_bo);
+		return stopping(pl);
+	}
+	pl->aborts_in_row = 0;
+	backoff_reset(&pl->abort_bo);
 
 	/* 6. */
 	set_dstate(pl, WL_D_SUSPENDING);

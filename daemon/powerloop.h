@@ -64,6 +64,12 @@ struct powerloop {
 	unsigned long wakeups;
 	/* Awake time before the first cycle (set before the loop starts). */
 	uint64_t start_grace_ns;
+	/* The last look at holds the daemon learns of by message, not from a
+	 * region (logind's inhibitors, logind.c): called by the loop thread
+	 * with the lock held and the kernel armed, just before the suspend;
+	 * > 0 stops the attempt as a refused count would.  NULL: none. */
+	int (*last_look)(void *arg);
+	void *last_look_arg;
 	/* Called by the loop thread after each suspend attempt (stats file). */
 	void (*after_cycle)(struct powerloop *pl, void *arg);
 	void *arg;

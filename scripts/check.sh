@@ -48,6 +48,10 @@ for variant in patched pristine; do
 	stage "kernel-$variant" - make --no-print-directory guest-image VARIANT=$variant ||
 		touch "$results/no-$variant"
 done
+# The image with Debian's dbus-daemon and elogind (suites: --image=logind).
+[ -e "$results/no-patched" ] ||
+	stage image-logind - make --no-print-directory guest-image-logind VARIANT=patched ||
+	touch "$results/no-image-logind"
 stage checkpatch "$results/checkpatch.counts" scripts/checkpatch-series.sh
 
 while read -r plan variant timeout extra; do
@@ -60,14 +64,19 @@ while read -r plan variant timeout extra; do
 	# Words starting with -- are runner options, the rest kernel arguments.
 	# KUnit runs at every boot of a kernel with the suite built in; only the
 	# runs that ask for it (--expect-kunit) keep it.
-	opts=() append=''
+	opts=() append='' image=''
 	for w in ${extra:-}; do
-		case $w in --*) opts+=("$w") ;; *) append="$append $w" ;; esac
+		case $w in --image=*) image=-${w#--image=} ;; --*) opts+=("$w") ;; *) append="$append $w" ;; esac
 	done
+	if [ -n "$image" ] && [ -e "$results/no-image$image" ]; then
+		echo "0 1 0" >"$results/guest-$plan.counts"
+		failures+=("guest-$plan (no image$image)")
+		continue
+	fi
 	case " ${opts[*]} " in *" --expect-kunit "*) ;; *) append="kunit.enable=0$append" ;; esac
 	stage "guest-$plan" "$results/guest-$plan.counts" python3 scripts/run-guest --plan "$plan" \
 		--kernel "$WL_CACHE/out/$variant/bzImage" \
-		--initrd "build/guest/initramfs-$variant.cpio.gz" \
+		--initrd "build/guest/initramfs-$variant$image.cpio.gz" \
 		--timeout "$timeout" --append "$append" "${opts[@]}" \
 		--log "build/logs/guest-$plan.log" --counts "$results/guest-$plan.counts"
 done <tests/guest/suites

@@ -2,13 +2,19 @@
 # Build the guest's initramfs (cpio newc, gzip): busybox-static, /init, the
 # guest tests and plans, the project's static binaries and test modules.
 #
-#   scripts/initramfs.sh OUTPUT [KO_DIR]
+#   scripts/initramfs.sh [--logind] OUTPUT [KO_DIR]
 # Binaries come from build/guest/bin (make userspace-guest), modules (*.ko)
 # from KO_DIR. Anything missing is simply not in the image: a plan that needs
 # it fails there, loudly.
+# --logind adds Debian's dbus-daemon and elogind (scripts/logind-root.sh)
+# with the shared libraries they need, and replaces wakelockd and wakelock
+# by their shared builds with sd-bus (build/guest/logind-bin, make
+# userspace-logind): the image of the plan "logind".
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
+logind=
+if [ "${1:-}" = --logind ]; then logind=1; shift; fi
 out=$1
 kodir=${2:-}
 busybox=/bin/busybox
@@ -42,6 +48,55 @@ wakelock:x:70:modem
 modem:x:1000:
 nobody:x:65534:
 EOF
+if [ -n "$logind" ]; then
+	lroot=$("$top/scripts/logind-root.sh")
+	for f in usr/bin/dbus-daemon usr/bin/dbus-send usr/bin/dbus-uuidgen usr/bin/dbus-monitor \
+		usr/share/dbus-1 bin/elogind-inhibit bin/loginctl usr/bin/busctl lib/elogind etc/elogind \
+		lib/x86_64-linux-gnu; do
+		[ -e "$lroot/$f" ] || die "$lroot has no $f: the Debian packages changed?"
+		mkdir -p "$stage/$(dirname "$f")"
+		cp -a "$lroot/$f" "$stage/$(dirname "$f")/"
+	done
+	for p in wakelockd wakelock; do
+		[ -x "$top/build/guest/logind-bin/$p" ] || die "no build/guest/logind-bin/$p: make userspace-logind"
+		cp "$top/build/guest/logind-bin/$p" "$stage/usr/bin/$p"
+	done
+	# Shared libraries, transitively: the image's own first (elogind's
+	# RUNPATH is /lib/elogind), then this machine's (the same Debian
+	# release; Makefile's deps install those not already there).
+	resolve() {
+		local lib=$1 d
+		for d in lib/elogind lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu lib64; do
+			[ -e "$stage/$d/$lib" ] && return 0
+		done
+		for d in /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib64; do
+			if [ -e "$d/$lib" ]; then
+				mkdir -p "$stage$d"
+				cp -L "$d/$lib" "$stage$d/$lib"
+				echo "$stage$d/$lib"
+				return 0
+			fi
+		done
+		die "shared library $lib (needed in the logind image) not found on this machine"
+	}
+	todo=$(find "$stage" -type f \( -perm -u+x -o -name '*.so*' \) -exec sh -c \
+		'head -c 4 "$1" | grep -q ELF && echo "$1"' _ {} \;)
+	while [ -n "$todo" ]; do
+		next=
+		for f in $todo; do
+			for lib in $(objdump -p "$f" 2>/dev/null | awk '$1 == "NEEDED" { print $2 }'); do
+				got=$(resolve "$lib")
+				next="$next $got"
+			done
+		done
+		todo=$next
+	done
+	mkdir -p "$stage/lib64" "$stage/var/lib/dbus" "$stage/run/dbus"
+	[ -e "$stage/lib64/ld-linux-x86-64.so.2" ] || cp -L /lib64/ld-linux-x86-64.so.2 "$stage/lib64/"
+	# The bus runs as messagebus, as on Debian.
+	echo 'messagebus:x:101:101:messagebus:/nonexistent:/bin/false' >>"$stage/etc/passwd"
+	echo 'messagebus:x:101:' >>"$stage/etc/group"
+fi
 # The archive's "." becomes the guest's /: mktemp made it 0700, which would
 # keep every user but root out of /bin.
 chmod 755 "$stage"

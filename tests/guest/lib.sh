@@ -89,3 +89,47 @@ start_holder() {
 		sleep 0.1
 	done
 }
+
+# start_logind: the system bus and elogind, as an elogind distribution runs
+# them (image built with scripts/initramfs.sh --logind).  Pids in $dbus and
+# $elogind; their logs in /tmp/dbus.log and /tmp/elogind.log.
+start_logind() {
+	[ -x /lib/elogind/elogind ] || skip "no elogind in this image (scripts/initramfs.sh --logind)"
+	[ -d /sys/fs/cgroup ] || fail "no /sys/fs/cgroup: elogind needs CONFIG_CGROUPS"
+	dbus-uuidgen --ensure=/etc/machine-id || fail "dbus-uuidgen failed"
+	mkdir -p /run/dbus /var/lib/dbus
+	cp /etc/machine-id /var/lib/dbus/machine-id
+	dbus-daemon --system --nofork --nopidfile --nosyslog >/tmp/dbus.log 2>&1 &
+	dbus=$!
+	_i=0
+	until [ -S /run/dbus/system_bus_socket ]; do
+		_i=$((_i + 1)); [ $_i -lt 100 ] || fail "dbus-daemon did not start: $(cat /tmp/dbus.log)"
+		sleep 0.1
+	done
+	SYSTEMD_PAGER=cat SYSTEMD_LOG_LEVEL=info /lib/elogind/elogind >/tmp/elogind.log 2>&1 &
+	elogind=$!
+	_i=0
+	until busctl --no-pager status org.freedesktop.login1 >/dev/null 2>&1; do
+		_i=$((_i + 1))
+		[ $_i -lt 100 ] || fail "elogind did not take org.freedesktop.login1: $(cat /tmp/elogind.log)"
+		kill -0 $elogind 2>/dev/null || fail "elogind exited: $(cat /tmp/elogind.log)"
+		sleep 0.1
+	done
+}
+
+# inhibit MODE WHO WHY: take a sleep inhibitor with elogind-inhibit, held
+# until its process ($inhibitor) is killed; waits until logind lists it.
+inhibit() {
+	elogind-inhibit --what=sleep --mode="$1" --who="$2" --why="$3" sleep 100000 \
+		>/tmp/inhibit.$2.out 2>&1 &
+	inhibitor=$!
+	_i=0
+	until elogind-inhibit --list --no-pager 2>/dev/null | grep -q "$2"; do
+		_i=$((_i + 1))
+		[ $_i -lt 100 ] || fail "inhibitor $2 not listed: $(cat /tmp/inhibit.$2.out)"
+		sleep 0.1
+	done
+}
+
+# uptime_ms: CLOCK_BOOTTIME in ms (the ledger's start_boottime_ms clock).
+uptime_ms() { awk '{ printf "%d\n", $1 * 1000 }' /proc/uptime; }

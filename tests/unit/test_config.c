@@ -13,6 +13,8 @@
 #include "daemon/backoff.h"
 #include "daemon/config.h"
 #include "daemon/log.h"
+#include "daemon/logind.h"
+#include "lib/wl_shm.h"
 #include "daemon/policy.h"
 
 static char conf_path[64];
@@ -362,6 +364,78 @@ static void test_ledger_settings(void **st)
 	expect_error("[paths]\nshm = /dev/shm/x\n", "shm is no longer used");
 }
 
+/* [logind] mode: on by default (nothing happens without logind), off on
+ * request, anything else refused; the option and the file agree. */
+static void test_logind_mode(void **st)
+{
+	struct wld_config c;
+	char err[256];
+	char *argv[] = { "wakelockd", "--config", conf_path, "--logind", "inhibitors", NULL };
+
+	(void)st;
+	config_defaults(&c);
+	assert_int_equal(c.logind_mode, LOGIND_INHIBITORS);
+	assert_int_equal(c.logind_explicit, 0);
+	write_conf("[logind]\nmode = off\n");
+	config_defaults(&c);
+	assert_int_equal(config_load_file(conf_path, &c, err, sizeof(err)), CONFIG_OK);
+	assert_int_equal(c.logind_mode, LOGIND_OFF);
+	assert_int_equal(c.logind_explicit, 1);
+	/* The command line overrides the file. */
+	assert_int_equal(config_build(5, argv, &c, err, sizeof(err)), CONFIG_OK);
+	assert_int_equal(c.logind_mode, LOGIND_INHIBITORS);
+	unlink(conf_path);
+	expect_error("[logind]\nmode = suspend\n", ":2: [logind] mode: expected off or inhibitors");
+	expect_error("[logind]\nmode =\n", "[logind] mode: expected off or inhibitors");
+	expect_error("[logind]\nwhat = sleep\n", ":2: [logind] what: unknown section or key");
+}
+
+/* Inhibitors are named by logind's clients: whatever they chose becomes a
+ * valid client and hold name, and only sleep/block inhibitors hold. */
+static void test_logind_names(void **st)
+{
+	struct logind_inhibitor inh;
+	char name[WAKELOCK_NAME_MAX], tiny[4];
+	char longwho[200];
+
+	(void)st;
+	logind_clean_name(name, sizeof(name), "GNOME Calls");
+	assert_string_equal(name, "GNOME_Calls");
+	logind_clean_name(name, sizeof(name), "\x1b[31mred,\"q\"\\\x7f\xc3\xa9");
+	assert_string_equal(name, "_[31mred__q_____");
+	assert_int_equal(wl_name_check(name), 0);
+	logind_clean_name(name, sizeof(name), "");
+	assert_string_equal(name, "unnamed");
+	logind_clean_name(name, sizeof(name), NULL);
+	assert_string_equal(name, "unnamed");
+	logind_clean_name(tiny, sizeof(tiny), "abcdef");
+	assert_string_equal(tiny, "abc");
+
+	assert_true(logind_what_has_sleep("sleep"));
+	assert_true(logind_what_has_sleep("shutdown:sleep"));
+	assert_true(logind_what_has_sleep("sleep:idle"));
+	assert_false(logind_what_has_sleep("sleepy:idle"));
+	assert_false(logind_what_has_sleep("handle-suspend-key"));
+	assert_false(logind_what_has_sleep(""));
+	assert_false(logind_what_has_sleep(NULL));
+
+	memset(longwho, 'w', sizeof(longwho) - 1);
+	longwho[sizeof(longwho) - 1] = '\0';
+	assert_int_equal(logind_inhibitor_from(&inh, "shutdown:sleep", longwho, "incoming call",
+	                                       "block", 1000, 42), 1);
+	assert_int_equal(strlen(inh.name), WAKELOCK_NAME_MAX - 1);
+	assert_memory_equal(inh.name, "logind:www", 10);
+	assert_int_equal(wl_name_check(inh.name), 0);
+	assert_string_equal(inh.hold, "incoming_call");
+	assert_int_equal(inh.uid, 1000);
+	assert_int_equal(inh.pid, 42);
+	memset(&inh, 0x5a, sizeof(inh));
+	assert_int_equal(logind_inhibitor_from(&inh, "sleep", "x", "y", "delay", 0, 1), 0);
+	assert_int_equal(logind_inhibitor_from(&inh, "shutdown", "x", "y", "block", 0, 1), 0);
+	assert_int_equal(logind_inhibitor_from(&inh, "sleep", "x", "y", NULL, 0, 1), 0);
+	assert_int_equal(inh.uid, 0x5a5a5a5a);   /* untouched */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +451,8 @@ int main(void)
 		cmocka_unit_test(test_backoff),
 		cmocka_unit_test(test_hook_timeout),
 		cmocka_unit_test(test_ledger_settings),
+		cmocka_unit_test(test_logind_mode),
+		cmocka_unit_test(test_logind_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef WLD_LOGIND_H
+#define WLD_LOGIND_H
+
+/*
+ * logind's sleep inhibitors as holds (docs/logind.md).
+ *
+ * While logind (systemd-logind or elogind) holds an inhibitor whose
+ * "what" includes sleep in block mode, the program that took it keeps the
+ * system awake exactly as a libwakelock client does: each such inhibitor
+ * is mirrored into a client slot of its own, named "logind:WHO", with one
+ * daemon-owned hold named after WHY, and logind's uid and pid.  The main
+ * thread follows logind's PropertiesChanged signals (sent at every
+ * inhibitor start and stop) and re-reads ListInhibitors; the power thread
+ * asks logind once more, on a connection of its own, after arming the
+ * kernel and just before suspending (logind_last_look), so an inhibitor
+ * taken after the main thread's last news still stops the attempt.
+ *
+ * Everything logind reports is chosen by its clients: names are cleaned
+ * (logind_clean_name) and the number of mirrored inhibitors is bounded.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+#include "wakelock.h"
+
+struct daemon;
+
+/* At most this many inhibitors become slots; more are counted in the log
+ * (one line) but keep the system awake through the one marked overflow. */
+#define LOGIND_MAX_INHIBITORS 64u
+#define LOGIND_CLIENT_PREFIX "logind:"
+
+enum logind_mode { LOGIND_OFF = 0, LOGIND_INHIBITORS = 1 };
+
+/* One inhibitor as logind lists it (already filtered: sleep, block). */
+struct logind_inhibitor {
+	char name[WAKELOCK_NAME_MAX];   /* "logind:" + cleaned who */
+	char hold[WAKELOCK_NAME_MAX];   /* cleaned why */
+	uint32_t uid, pid;
+};
+
+/*
+ * Copy src into dst (size bytes, >= 2) as a valid client or hold name
+ * (lib/names.c): characters a name may not have become '_', the result is
+ * truncated, and an empty or NULL src gives "unnamed".
+ */
+void logind_clean_name(char *dst, size_t size, const char *src);
+/* Fill inh from one ListInhibitors entry; 1 if it keeps the system awake
+ * (what has "sleep" among its colon-separated words, mode is "block"),
+ * 0 if it does not (inh then untouched). */
+int logind_inhibitor_from(struct logind_inhibitor *inh, const char *what, const char *who,
+                          const char *why, const char *mode, uint32_t uid, uint32_t pid);
+/* Whether a colon-separated list of "what"s (BlockInhibited) has sleep. */
+int logind_what_has_sleep(const char *what);
+
+/*
+ * Main thread.  logind_open connects to the system bus when the mode asks
+ * for it (never fatal: without a bus or logind nothing changes, and one
+ * line says so); logind_close drops every mirrored inhibitor.
+ * logind_fd is the descriptor to watch (-1: none), logind_dispatch
+ * processes what arrived and re-arms it; logind_timeout_ms is the wait
+ * sd-bus needs for its own timeouts (-1: none).
+ */
+int logind_open(struct daemon *d);
+void logind_close(struct daemon *d);
+void logind_dispatch(struct daemon *d);
+int logind_timeout_ms(struct daemon *d);
+/* Whether this build can talk to logind at all. */
+int logind_supported(void);
+
+/*
+ * Power thread, lock held, after the count was written and before the
+ * suspend: asks logind's ListInhibitors on the thread's own connection.
+ * 1 if a sleep inhibitor in block mode is there that policy does not deny
+ * (one not mirrored yet counts), 0 if none, or if logind cannot be asked
+ * (logged once).  arg is the daemon.
+ */
+int logind_last_look(void *arg);
+
+#endif

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* What logind reports, made safe to show and to match (logind.h). */
+#include <string.h>
+#include "logind.h"
+
+void logind_clean_name(char *dst, size_t size, const char *src)
+{
+	size_t n = 0;
+
+	if (!src || !*src)
+		src = "unnamed";
+	/* The rules of lib/names.c: printable, no blank, quote, backslash
+	 * or comma (they separate fields in tables, JSON and deny lists). */
+	for (; src[n] && n + 1 < size; n++) {
+		unsigned char ch = (unsigned char)src[n];
+
+		dst[n] = (ch <= ' ' || ch >= 0x7f || ch == '"' || ch == '\\' || ch == ',') ?
+		         '_' : (char)ch;
+	}
+	dst[n] = '\0';
+}
+
+int logind_what_has_sleep(const char *what)
+{
+	const char *p = what;
+
+	while (p && *p) {
+		size_t len = strcspn(p, ":");
+
+		if (len == 5 && !strncmp(p, "sleep", 5))
+			return 1;
+		p += len;
+		if (*p == ':')
+			p++;
+	}
+	return 0;
+}
+
+int logind_inhibitor_from(struct logind_inhibitor *inh, const char *what, const char *who,
+                          const char *why, const char *mode, uint32_t uid, uint32_t pid)
+{
+	size_t pre = strlen(LOGIND_CLIENT_PREFIX);
+
+	if (!logind_what_has_sleep(what) || !mode || strcmp(mode, "block"))
+		return 0;
+	memcpy(inh->name, LOGIND_CLIENT_PREFIX, pre);
+	logind_clean_name(inh->name + pre, sizeof(inh->name) - pre, who);
+	logind_clean_name(inh->hold, sizeof(inh->hold), why);
+	inh->uid = uid;
+	inh->pid = pid;
+	return 1;
+}

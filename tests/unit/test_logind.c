@@ -1,0 +1,624 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * wakelockd following logind's sleep inhibitors, on a private bus.
+ *
+ * The real dbus-daemon runs with a configuration of our own; a scripted
+ * org.freedesktop.login1 (a thread of this test, sd-bus) answers
+ * ListInhibitors with whatever a case puts in it, announces changes as
+ * logind does (PropertiesChanged on the Manager), or keeps quiet about
+ * them, and can leave and rejoin the bus.  wakelockd itself runs against
+ * a fake /sys (harness.c), so "suspends" are counted, not made.  The
+ * guest test (tests/guest/logind-inhibit.sh) does the same with Debian's
+ * elogind; here the peer can be hostile: names with control characters,
+ * hundreds of inhibitors, replies of the wrong type.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <systemd/sd-bus.h>
+#include "lib/wl_client.h"
+#include "harness.h"
+
+#define MAX_ENTRIES 400
+
+struct entry {
+	char what[32], who[600], why[600], mode[16];
+	uint32_t uid, pid;
+};
+
+/* The scripted logind: its thread owns the bus connection. */
+struct fake {
+	pthread_t th;
+	sd_bus *bus;
+	int cmd_fd;               /* eventfd: the test asks for something */
+	pthread_mutex_t mu;
+	struct entry e[MAX_ENTRIES];
+	unsigned n;
+	int bad_reply;            /* answer ListInhibitors with a string */
+	int announce;             /* emit PropertiesChanged at the next command */
+	int own;                  /* 1: own the name, 0: release it */
+	int owning;
+	int stop;
+	unsigned lists;           /* ListInhibitors calls answered */
+};
+
+struct env {
+	struct hd d;
+	char busdir[64], busaddr[128];
+	pid_t dbus;
+	struct fake f;
+};
+
+static int method_list(sd_bus_message *m, void *ud, sd_bus_error *err)
+{
+	struct fake *f = ud;
+	sd_bus_message *reply = NULL;
+	int r;
+
+	(void)err;
+	r = sd_bus_message_new_method_return(m, &reply);
+	pthread_mutex_lock(&f->mu);
+	if (r >= 0 && f->bad_reply) {
+		r = sd_bus_message_append(reply, "s", "not an array");
+	} else if (r >= 0) {
+		r = sd_bus_message_open_container(reply, 'a', "(ssssuu)");
+		for (unsigned i = 0; r >= 0 && i < f->n; i++)
+			r = sd_bus_message_append(reply, "(ssssuu)", f->e[i].what, f->e[i].who,
+			                          f->e[i].why, f->e[i].mode, f->e[i].uid, f->e[i].pid);
+		if (r >= 0)
+			r = sd_bus_message_close_container(reply);
+	}
+	f->lists++;
+	pthread_mutex_unlock(&f->mu);
+	if (r >= 0)
+		r = sd_bus_send(NULL, reply, NULL);
+	sd_bus_message_unref(reply);
+	return r < 0 ? r : 1;
+}
+
+/* A plain object callback, not a vtable: sd-bus would refuse to send a
+ * reply whose type differs from the declared one, and a hostile logind
+ * is exactly what test_bad_reply needs. */
+static int on_object(sd_bus_message *m, void *ud, sd_bus_error *err)
+{
+	if (sd_bus_message_is_method_call(m, "org.freedesktop.login1.Manager", "ListInhibitors"))
+		return method_list(m, ud, err);
+	return 0;
+}
+
+static void fake_command(struct fake *f)
+{
+	uint64_t v;
+	int announce, own;
+
+	if (read(f->cmd_fd, &v, sizeof(v)) < 0)
+		return;
+	pthread_mutex_lock(&f->mu);
+	announce = f->announce;
+	f->announce = 0;
+	own = f->own;
+	pthread_mutex_unlock(&f->mu);
+	if (own && !f->owning)
+		f->owning = sd_bus_request_name(f->bus, "org.freedesktop.login1", 0) >= 0;
+	else if (!own && f->owning)
+		f->owning = !(sd_bus_release_name(f->bus, "org.freedesktop.login1") >= 0);
+	/* As elogind does at every inhibitor start and stop. */
+	if (announce && f->owning)
+		sd_bus_emit_signal(f->bus, "/org/freedesktop/login1",
+		                   "org.freedesktop.DBus.Properties", "PropertiesChanged", "sa{sv}as",
+		                   "org.freedesktop.login1.Manager", 1, "BlockInhibited", "s", "sleep",
+		                   0);
+	sd_bus_flush(f->bus);
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *f = arg;
+
+	while (!__atomic_load_n(&f->stop, __ATOMIC_SEQ_CST)) {
+		struct pollfd p[2] = {
+			{ .fd = sd_bus_get_fd(f->bus), .events = (short)sd_bus_get_events(f->bus) },
+			{ .fd = f->cmd_fd, .events = POLLIN },
+		};
+
+		while (sd_bus_process(f->bus, NULL) > 0)
+			;
+		if (poll(p, 2, 100) > 0 && (p[1].revents & POLLIN))
+			fake_command(f);
+	}
+	return NULL;
+}
+
+/* Apply a change made under f->mu in the fake's thread. */
+static void fake_poke(struct fake *f, int announce)
+{
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&f->mu);
+	f->announce = announce;
+	pthread_mutex_unlock(&f->mu);
+	assert_int_equal(write(f->cmd_fd, &one, sizeof(one)), (int)sizeof(one));
+	hd_sleep_ms(50);
+}
+
+static void fake_set(struct fake *f, unsigned i, const char *what, const char *who,
+                     const char *why, const char *mode, uint32_t uid, uint32_t pid)
+{
+	struct entry *e = &f->e[i];
+
+	snprintf(e->what, sizeof(e->what), "%s", what);
+	snprintf(e->who, sizeof(e->who), "%s", who);
+	snprintf(e->why, sizeof(e->why), "%s", why);
+	snprintf(e->mode, sizeof(e->mode), "%s", mode);
+	e->uid = uid;
+	e->pid = pid;
+}
+
+/* Replace the list with one entry (n = 1) or none (what NULL), under mu. */
+static void fake_one(struct fake *f, const char *what, const char *who, const char *why,
+                     const char *mode, uint32_t uid, uint32_t pid, int announce)
+{
+	pthread_mutex_lock(&f->mu);
+	f->n = 0;
+	if (what)
+		fake_set(f, f->n++, what, who, why, mode, uid, pid);
+	pthread_mutex_unlock(&f->mu);
+	fake_poke(f, announce);
+}
+
+static int start_bus(struct env *e)
+{
+	char conf[160], sock[128];
+	FILE *c;
+
+	strcpy(e->busdir, "/tmp/wl-bus-XXXXXX");
+	if (!mkdtemp(e->busdir))
+		return -1;
+	snprintf(conf, sizeof(conf), "%s/bus.conf", e->busdir);
+	snprintf(sock, sizeof(sock), "%s/system_bus_socket", e->busdir);
+	snprintf(e->busaddr, sizeof(e->busaddr), "unix:path=%s", sock);
+	c = fopen(conf, "w");
+	if (!c)
+		return -1;
+	fprintf(c, "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
+	           " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+	           "<busconfig><type>system</type><listen>%s</listen><auth>EXTERNAL</auth>\n"
+	           "<policy context=\"default\"><allow user=\"*\"/><allow own=\"*\"/>\n"
+	           "<allow send_destination=\"*\"/><allow receive_sender=\"*\"/></policy>\n"
+	           "</busconfig>\n", e->busaddr);
+	fclose(c);
+	e->dbus = fork();
+	if (e->dbus == 0) {
+		char log[160];
+		int fd;
+
+		/* Its complaints (the fd limit, as non-root) go to a file. */
+		snprintf(log, sizeof(log), "%s/dbus.log", e->busdir);
+		fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execlp("dbus-daemon", "dbus-daemon", "--nofork", "--nopidfile", "--nosyslog",
+		       "--config-file", conf, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500; i++) {
+		struct stat sb;
+
+		if (stat(sock, &sb) == 0)
+			return 0;
+		hd_sleep_ms(10);
+	}
+	return -1;
+}
+
+static int start_fake(struct env *e)
+{
+	struct fake *f = &e->f;
+	int r;
+
+	f->cmd_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	r = sd_bus_new(&f->bus);
+	if (r >= 0)
+		r = sd_bus_set_address(f->bus, e->busaddr);
+	if (r >= 0)
+		r = sd_bus_set_bus_client(f->bus, 1);
+	if (r >= 0)
+		r = sd_bus_start(f->bus);
+	if (r >= 0)
+		r = sd_bus_add_object(f->bus, NULL, "/org/freedesktop/login1", on_object, f);
+	if (r >= 0)
+		r = sd_bus_request_name(f->bus, "org.freedesktop.login1", 0);
+	if (r < 0)
+		return r;
+	f->own = f->owning = 1;
+	return pthread_create(&f->th, NULL, fake_main, f) ? -1 : 0;
+}
+
+/* The running case's environment: its teardown stops it even when an
+ * assertion ended the case early. */
+static struct env *current;
+
+/* Bus, scripted logind (with the list set by init, may be NULL), daemon. */
+static struct env *start_all(void (*init)(struct fake *), const char *const *extra)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	current = e;
+	pthread_mutex_init(&e->f.mu, NULL);
+	if (start_bus(e) < 0)
+		fail_msg("dbus-daemon did not start (is it installed?)");
+	if (init)
+		init(&e->f);
+	assert_int_equal(start_fake(e), 0);
+	setenv("DBUS_SYSTEM_BUS_ADDRESS", e->busaddr, 1);
+	assert_int_equal(hd_prepare(&e->d), 0);
+	if (hd_start(&e->d, extra) < 0)
+		fail_msg("daemon did not start (log in %s)", e->d.log);
+	return e;
+}
+
+/* Stop everything start_all started; the daemon's exit status. */
+static int stop_env(struct env *e)
+{
+	struct fake *f = &e->f;
+	char cmd[128];
+	int st = hd_stop(&e->d);
+
+	hd_cleanup(&e->d);
+	if (f->th) {
+		__atomic_store_n(&f->stop, 1, __ATOMIC_SEQ_CST);
+		pthread_join(f->th, NULL);
+	}
+	if (f->bus)
+		sd_bus_flush_close_unref(f->bus);
+	if (f->cmd_fd > 0)
+		close(f->cmd_fd);
+	if (e->dbus > 0) {
+		kill(e->dbus, SIGTERM);
+		waitpid(e->dbus, NULL, 0);
+	}
+	if (e->busdir[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", e->busdir);
+		if (system(cmd)) { /* best effort */ }
+	}
+	free(e);
+	current = NULL;
+	return st;
+}
+
+/* The end of a case that went well: the daemon must stop cleanly. */
+static void stop_all(struct env *e)
+{
+	assert_int_equal(stop_env(e), 0);
+}
+
+static int teardown(void **st)
+{
+	(void)st;
+	if (current)
+		stop_env(current);
+	return 0;
+}
+
+static uint64_t successes(struct env *e)
+{
+	return __atomic_load_n(&hd_snap(&e->d)->dstats.successes, __ATOMIC_SEQ_CST);
+}
+
+static uint64_t aborts(struct env *e)
+{
+	return __atomic_load_n(&hd_snap(&e->d)->dstats.aborts, __ATOMIC_SEQ_CST);
+}
+
+/* The live slots whose name starts with "logind:". */
+static unsigned logind_slots(struct env *e)
+{
+	const struct wl_shm_header *h = hd_snap(&e->d);
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < h->nslots; i++)
+		n += h->slots[i].state == WL_SLOT_LIVE && !strncmp(h->slots[i].name, "logind:", 7);
+	return n;
+}
+
+static const struct wl_shm_slot *slot_named(struct env *e, const char *name)
+{
+	const struct wl_shm_header *h = hd_snap(&e->d);
+
+	for (uint32_t i = 0; i < h->nslots; i++)
+		if (h->slots[i].state == WL_SLOT_LIVE && !strcmp(h->slots[i].name, name))
+			return &h->slots[i];
+	return NULL;
+}
+
+static int has_calls_slot(void *arg)
+{
+	return slot_named(arg, "logind:GNOME_Calls") != NULL;
+}
+
+static int no_logind_slots(void *arg)
+{
+	return logind_slots(arg) == 0;
+}
+
+struct since { struct env *e; uint64_t base; };
+
+static int suspended_since(void *arg)
+{
+	struct since *s = arg;
+
+	return successes(s->e) > s->base;
+}
+
+/* No suspend for ms milliseconds. */
+static void assert_no_suspend(struct env *e, unsigned ms)
+{
+	uint64_t before = successes(e);
+
+	hd_sleep_ms(ms);
+	if (successes(e) != before)
+		fail_msg("%llu suspends while a block inhibitor was held",
+		         (unsigned long long)(successes(e) - before));
+}
+
+static void assert_suspends(struct env *e, const char *when)
+{
+	struct since s = { e, successes(e) };
+
+	if (!hd_wait_for(suspended_since, &s, 3000))
+		fail_msg("no suspend within 3 s %s (log %s)", when, e->d.log);
+}
+
+static void calls(struct fake *f)
+{
+	f->n = 1;
+	fake_set(f, 0, "shutdown:sleep", "GNOME Calls", "incoming call", "block", 1000, 4242);
+}
+
+/* A block inhibitor present at start holds, is shown with logind's
+ * who/why/uid/pid, and its release ends the wait at once. */
+static void test_block_inhibitor_holds(void **st)
+{
+	struct env *e = start_all(calls, NULL);
+	const struct wl_shm_slot *s;
+
+	(void)st;
+	assert_true(hd_wait_for(has_calls_slot, e, 3000));
+	assert_no_suspend(e, 300);
+	s = slot_named(e, "logind:GNOME_Calls");
+	assert_non_null(s);
+	assert_int_equal(s->pid, 4242);
+	assert_int_equal(s->uid, 1000);
+	assert_int_equal(s->allowed, 1);
+	assert_int_equal(s->dactive, 1);
+	assert_string_equal(s->holds[0].name, "incoming_call");
+	assert_int_equal(s->holds[0].owner, WL_HOLD_DAEMON);
+	fake_one(&e->f, NULL, NULL, NULL, NULL, 0, 0, 1);
+	assert_true(hd_wait_for(no_logind_slots, e, 2000));
+	assert_suspends(e, "after the release");
+	stop_all(e);
+}
+
+/* Delay inhibitors, other "what"s and a name that policy denies keep
+ * nothing awake; the denied one is shown, denied. */
+static void mixed(struct fake *f)
+{
+	f->n = 4;
+	fake_set(f, 0, "sleep", "player", "music", "delay", 1000, 10);
+	fake_set(f, 1, "shutdown", "updater", "upgrading", "block", 0, 11);
+	fake_set(f, 2, "idle:handle-lid-switch", "shell", "lid", "block", 1000, 12);
+	fake_set(f, 3, "sleep", "nagware", "wants attention", "block", 1000, 13);
+}
+
+static int has_denied_slot(void *arg)
+{
+	return slot_named(arg, "logind:nagware") != NULL;
+}
+
+static void test_only_sleep_block_allowed_hold(void **st)
+{
+	const char *const extra[] = { "--deny", "logind:nagware", NULL };
+	struct env *e = start_all(mixed, extra);
+	const struct wl_shm_slot *s;
+
+	(void)st;
+	assert_true(hd_wait_for(has_denied_slot, e, 3000));
+	assert_suspends(e, "with only delay, non-sleep and denied inhibitors");
+	assert_int_equal(logind_slots(e), 1);
+	s = slot_named(e, "logind:nagware");
+	assert_non_null(s);
+	assert_int_equal(s->allowed, 0);
+	stop_all(e);
+}
+
+static int listed_once(void *arg)
+{
+	struct fake *f = arg;
+	unsigned n;
+
+	pthread_mutex_lock(&f->mu);
+	n = f->lists;
+	pthread_mutex_unlock(&f->mu);
+	return n > 0;
+}
+
+/* An inhibitor logind does not announce is still seen by the last look
+ * before each suspend: the daemon stops suspending, counting aborts. */
+static void test_last_look_sees_unannounced(void **st)
+{
+	struct env *e = start_all(NULL, NULL);
+	uint64_t a0;
+
+	(void)st;
+	/* The daemon's first list must predate the inhibitor. */
+	assert_true(hd_wait_for(listed_once, &e->f, 3000));
+	assert_suspends(e, "with no inhibitor");
+	a0 = aborts(e);
+	fake_one(&e->f, "sleep", "GNOME Calls", "incoming call", "block", 1000, 4242, 0);
+	/* An attempt already past its last look may still complete. */
+	hd_sleep_ms(200);
+	assert_no_suspend(e, 500);
+	assert_true(aborts(e) > a0);
+	assert_int_equal(logind_slots(e), 0);   /* nobody told the main thread */
+	/* The announcement makes it a slot; the release lets it suspend. */
+	fake_poke(&e->f, 1);
+	assert_true(hd_wait_for(has_calls_slot, e, 2000));
+	fake_one(&e->f, NULL, NULL, NULL, NULL, 0, 0, 1);
+	assert_suspends(e, "after the release");
+	stop_all(e);
+}
+
+/* Names chosen by logind's clients: control characters, quotes, commas,
+ * 600 bytes, 300 inhibitors.  At most 64 become slots, every name is
+ * valid, the rest still hold through the last look; nothing crashes. */
+static void hostile(struct fake *f)
+{
+	char who[600];
+
+	for (unsigned i = 0; i < 300; i++) {
+		memset(who, 'A' + (int)(i % 26), sizeof(who) - 1);
+		who[sizeof(who) - 1] = '\0';
+		memcpy(who, "\x1b[2J\r\n\"x\\,", 10);
+		memcpy(who + 20, "\xc3\xa9\xe2\x80\xae", 5);   /* é, right-to-left override */
+		fake_set(f, i, "sleep", who, i % 2 ? "" : "\x07 bell,\"quote\"", "block", i, i);
+	}
+	f->n = 300;
+}
+
+static void test_hostile_names_and_numbers(void **st)
+{
+	struct env *e = start_all(hostile, NULL);
+	const struct wl_shm_header *h;
+	unsigned named = 0;
+
+	(void)st;
+	for (int i = 0; i < 300 && logind_slots(e) < 64; i++)
+		hd_sleep_ms(10);
+	assert_int_equal(logind_slots(e), 64);
+	assert_no_suspend(e, 300);
+	h = hd_snap(&e->d);
+	for (uint32_t i = 0; i < h->nslots; i++) {
+		const struct wl_shm_slot *s = &h->slots[i];
+
+		if (s->state != WL_SLOT_LIVE)
+			continue;
+		assert_int_equal(wl_name_check(s->name), 0);
+		assert_int_equal(wl_name_check(s->holds[0].name), 0);
+		assert_int_equal(strlen(s->name), WAKELOCK_NAME_MAX - 1);
+		named++;
+	}
+	assert_int_equal(named, 64);
+	fake_one(&e->f, NULL, NULL, NULL, NULL, 0, 0, 1);
+	assert_true(hd_wait_for(no_logind_slots, e, 2000));
+	assert_suspends(e, "after all 300 were released");
+	stop_all(e);
+}
+
+/* logind leaving the bus takes its inhibitors with it; coming back, it
+ * is asked again. */
+static void test_logind_leaves_and_returns(void **st)
+{
+	struct env *e = start_all(calls, NULL);
+
+	(void)st;
+	assert_true(hd_wait_for(has_calls_slot, e, 3000));
+	pthread_mutex_lock(&e->f.mu);
+	e->f.own = 0;
+	pthread_mutex_unlock(&e->f.mu);
+	fake_poke(&e->f, 0);
+	assert_true(hd_wait_for(no_logind_slots, e, 2000));
+	assert_suspends(e, "after logind left");
+	pthread_mutex_lock(&e->f.mu);
+	e->f.own = 1;
+	pthread_mutex_unlock(&e->f.mu);
+	fake_poke(&e->f, 0);
+	assert_true(hd_wait_for(has_calls_slot, e, 2000));
+	assert_no_suspend(e, 300);
+	stop_all(e);
+}
+
+/* A reply of the wrong type is logged and changes nothing. */
+static void test_bad_reply(void **st)
+{
+	struct env *e = start_all(NULL, NULL);
+	char cmd[512];
+
+	(void)st;
+	pthread_mutex_lock(&e->f.mu);
+	e->f.bad_reply = 1;
+	fake_set(&e->f, 0, "sleep", "x", "y", "block", 0, 1);
+	e->f.n = 1;
+	pthread_mutex_unlock(&e->f.mu);
+	fake_poke(&e->f, 1);
+	hd_sleep_ms(300);
+	assert_int_equal(logind_slots(e), 0);
+	assert_suspends(e, "after a malformed reply");
+	snprintf(cmd, sizeof(cmd), "grep -q 'ListInhibitors reply not understood' %s", e->d.log);
+	assert_int_equal(system(cmd), 0);
+	stop_all(e);
+}
+
+/* With [logind] mode = off the daemon never asks. */
+static void test_mode_off(void **st)
+{
+	const char *const extra[] = { "--logind", "off", NULL };
+	struct env *e = start_all(calls, extra);
+
+	(void)st;
+	assert_suspends(e, "with logind off");
+	assert_int_equal(logind_slots(e), 0);
+	pthread_mutex_lock(&e->f.mu);
+	assert_int_equal(e->f.lists, 0);
+	pthread_mutex_unlock(&e->f.mu);
+	stop_all(e);
+}
+
+/* No bus at all: one line in the log, suspends as before. */
+static void test_no_bus(void **st)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	char cmd[512];
+
+	(void)st;
+	assert_non_null(e);
+	current = e;
+	setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/wl-test/bus", 1);
+	assert_int_equal(hd_prepare(&e->d), 0);
+	assert_int_equal(hd_start(&e->d, NULL), 0);
+	assert_suspends(e, "without a bus");
+	snprintf(cmd, sizeof(cmd), "grep -q 'logind: no system bus' %s", e->d.log);
+	assert_int_equal(system(cmd), 0);
+	stop_all(e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_block_inhibitor_holds, teardown),
+		cmocka_unit_test_teardown(test_only_sleep_block_allowed_hold, teardown),
+		cmocka_unit_test_teardown(test_last_look_sees_unannounced, teardown),
+		cmocka_unit_test_teardown(test_hostile_names_and_numbers, teardown),
+		cmocka_unit_test_teardown(test_logind_leaves_and_returns, teardown),
+		cmocka_unit_test_teardown(test_bad_reply, teardown),
+		cmocka_unit_test_teardown(test_mode_off, teardown),
+		cmocka_unit_test_teardown(test_no_bus, teardown),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
