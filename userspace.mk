@@ -14,9 +14,10 @@
 # unit tests; scdoc: man pages; clang-14 + libclang-rt-14-dev: libFuzzer;
 # systemd: systemd-analyze checks the unit we ship; libwayland-dev: the
 # test that our header lives beside libwayland's; man-db: the installed
-# pages render; libsystemd-dev: sd-bus, to follow logind's inhibitors.
+# pages render; libsystemd-dev: sd-bus, to follow logind's inhibitors;
+# dbus-daemon: test_logind's private bus.
 USERSPACE_DEBS := meson ninja-build pkg-config libinih-dev libcmocka-dev scdoc clang-14 \
-	libclang-rt-14-dev systemd libwayland-dev man-db libsystemd-dev
+	libclang-rt-14-dev systemd libwayland-dev man-db libsystemd-dev dbus-daemon
 
 US_COMMA := ,
 FUZZ_CC ?= $(or $(shell command -v clang-14 2>/dev/null),clang)
