@@ -38,8 +38,16 @@
  *                     happens as root;
  *   --no-hold         never take a libwakelock hold.
  *
+ * A program that keeps the system awake through logind instead, as call
+ * applications do today (docs/logind.md):
+ *   --logind MODE     after each wake-up from epoll_wait(), take a logind
+ *                     "sleep" inhibitor in MODE (block or delay) and close
+ *                     it once the lines are handled; with --no-hold and
+ *                     --no-epollwakeup, that is all it does.  Only in
+ *                     builds with sd-bus.
+ *
  * Usage: modem-client [--tty DEV] [--work-ms N] [--name NAME]
- *                     [--no-epollwakeup] [--no-hold] [--verbose]
+ *                     [--no-epollwakeup] [--no-hold] [--logind MODE] [--verbose]
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,6 +61,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <wakelock.h>
+#ifdef WL_HAVE_SDBUS
+#include <systemd/sd-bus.h>
+#endif
 
 static int verbose;
 
@@ -159,6 +170,39 @@ static void drain(int fd, char *buf, size_t *len, size_t cap, unsigned work_ms)
 	}
 }
 
+/*
+ * --logind: a sleep inhibitor for the handling of one wake-up, as a logind
+ * client takes it; its descriptor (close it to end the inhibitor).
+ */
+static int logind_inhibit(const char *mode)
+{
+#ifdef WL_HAVE_SDBUS
+	static sd_bus *bus;
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	int r, fd = -1;
+
+	if (!bus && (r = sd_bus_open_system(&bus)) < 0)
+		die("sd_bus_open_system", r);
+	r = sd_bus_call_method(bus, "org.freedesktop.login1", "/org/freedesktop/login1",
+	                       "org.freedesktop.login1.Manager", "Inhibit", &e, &reply, "ssss",
+	                       "sleep", "modem-client", "incoming call", mode);
+	if (r < 0) {
+		fprintf(stderr, "modem-client: Inhibit: %s\n", e.message ? e.message : strerror(-r));
+		exit(1);
+	}
+	/* The message owns the descriptor it carries: keep a copy. */
+	if (sd_bus_message_read(reply, "h", &fd) <= 0 || (fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0)
+		die("Inhibit reply", EBADMSG);
+	sd_bus_message_unref(reply);
+	sd_bus_error_free(&e);
+	return fd;
+#else
+	(void)mode;
+	return -ENOTSUP;
+#endif
+}
+
 /* How long a client keeps trying to reach a restarted daemon. */
 #define RECONNECT_MS 10000u
 
@@ -209,11 +253,12 @@ int main(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "no-epollwakeup", no_argument, NULL, 'E' },
 		{ "no-hold", no_argument, NULL, 'H' },
+		{ "logind", required_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *tty = "/dev/ttyS1", *name = "modem-client";
+	const char *tty = "/dev/ttyS1", *name = "modem-client", *logind = NULL;
 	unsigned work_ms = 20;
 	int epollwakeup = 1, hold = 1, c, r, fd, epfd;
 	wakelock_client *cl = NULL;
@@ -228,12 +273,22 @@ int main(int argc, char **argv)
 		case 'n': name = optarg; break;
 		case 'E': epollwakeup = 0; break;
 		case 'H': hold = 0; break;
+		case 'L': logind = optarg; break;
 		case 'v': verbose = 1; break;
 		default:
 			fprintf(stderr, "usage: %s [--tty DEV] [--work-ms N] [--name NAME] "
-			        "[--no-epollwakeup] [--no-hold] [--verbose]\n", argv[0]);
+			        "[--no-epollwakeup] [--no-hold] [--logind block|delay] [--verbose]\n",
+			        argv[0]);
 			return c == 'h' ? 0 : 2;
 		}
+	}
+	if (logind && strcmp(logind, "block") && strcmp(logind, "delay")) {
+		fprintf(stderr, "modem-client: --logind: expected block or delay\n");
+		return 2;
+	}
+	if (logind && logind_inhibit(logind) == -ENOTSUP) {
+		fprintf(stderr, "modem-client: --logind: built without sd-bus\n");
+		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
 	fd = open_modem(tty);
@@ -305,8 +360,13 @@ int main(int argc, char **argv)
 			if (hold && r < 0)   /* too late: window open */
 				die("wakelock_hold_acquire", r);
 		}
-		if (n > 0)
+		if (n > 0) {
+			int inh = logind ? logind_inhibit(logind) : -1;
+
 			drain(fd, buf, &len, sizeof(buf), work_ms);
+			if (inh >= 0)
+				close(inh);
+		}
 		/* A release that finds the daemon gone has nothing left to
 		 * release; the next acquire reconnects. */
 		if (hold && !epollwakeup && (r = wakelock_hold_release(h)) < 0 && !lost_daemon(r))
