@@ -22,18 +22,19 @@ BENCH_ARGS ?=
 # wlbench and trace_shim are built by meson (bench/meson.build): in
 # build/host (-Dbench=true) and, static, in build/static for the guest.
 
-# The guest image with wlbench inside (initramfs.sh copies build/guest/bin).
+# The guest image with wlbench inside (initramfs.sh copies build/guest/bin),
+# and Debian's dbus-daemon and elogind for the logind peer (docs/logind.md).
 ifeq ($(BENCH_KERNEL),)
 BENCH_KERNEL_PATH = $(WL_CACHE)/out/$(BENCH_VARIANT)/bzImage
-BENCH_INITRD = build/guest/initramfs-$(BENCH_VARIANT).cpio.gz
+BENCH_INITRD = build/guest/initramfs-$(BENCH_VARIANT)-logind.cpio.gz
 bench-guest-image:
-	@$(MAKE) --no-print-directory guest-image VARIANT=$(BENCH_VARIANT)
+	@$(MAKE) --no-print-directory guest-image-logind VARIANT=$(BENCH_VARIANT)
 else
 BENCH_KERNEL_PATH = $(BENCH_KERNEL)
-BENCH_INITRD = build/bench/initramfs-$(BENCH_VARIANT).cpio.gz
+BENCH_INITRD = build/bench/initramfs-$(BENCH_VARIANT)-logind.cpio.gz
 bench-guest-image:
-	@$(MAKE) --no-print-directory userspace-guest
-	@scripts/initramfs.sh $(BENCH_INITRD) build/modules/$(BENCH_VARIANT)
+	@$(MAKE) --no-print-directory userspace-guest userspace-logind
+	@scripts/initramfs.sh --logind $(BENCH_INITRD) build/modules/$(BENCH_VARIANT)
 endif
 
 bench: deps userspace bench-guest-image

@@ -43,7 +43,7 @@ $(eval $(call MESON_DIR,host,,-Dbench=true))
 $(eval $(call MESON_DIR,asan,,$(US_NOMAN) -Db_sanitize=address$(US_COMMA)undefined -Db_lundef=false '-Dc_args=-fno-sanitize-recover=all -fno-omit-frame-pointer'))
 $(eval $(call MESON_DIR,tsan,,$(US_NOMAN) -Db_sanitize=thread -Db_lundef=false -Doptimization=1))
 $(eval $(call MESON_DIR,static,,$(US_NOMAN) -Dtests=false -Dstatic-programs=true -Dguest=true -Dbench=true))
-$(eval $(call MESON_DIR,logind,,$(US_NOMAN) -Dtests=false -Dlogind=enabled))
+$(eval $(call MESON_DIR,logind,,$(US_NOMAN) -Dtests=false -Dlogind=enabled -Dbench=true))
 $(eval $(call MESON_DIR,fuzz,CC=$(FUZZ_CC),$(US_NOMAN) -Dtests=false -Dfuzz=true -Db_sanitize=address$(US_COMMA)undefined -Db_lundef=false '-Dc_args=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all'))
 
 userspace: meson-host
@@ -60,7 +60,8 @@ userspace-guest: meson-static
 # The logind image's daemon and CLI (scripts/initramfs.sh --logind).
 userspace-logind: meson-logind
 	@mkdir -p build/guest/logind-bin
-	cp build/logind/daemon/wakelockd build/logind/cli/wakelock build/guest/logind-bin/
+	cp build/logind/daemon/wakelockd build/logind/cli/wakelock build/logind/examples/modem-client \
+		build/logind/bench/wl-inhibit-bench build/guest/logind-bin/
 
 # The unit stage: every test in the plain and ASan/UBSan builds, the IPC
 # suite under TSan; scripts/unit-results.py counts the cmocka cases.

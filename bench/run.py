@@ -800,6 +800,10 @@ def table(res):
         R('guest.wake_lock_pair', 'p99'), 'ns', f'{fmt(r1)}x hold', '>= 100x',
         peer_verdict(None if r1 is None else r1 >= 100, gc))
     epoll_row('guest', 'guest', g1, gc)
+    ih, ihh = R('guest.inhibit_pair'), R('guest.inhibit_hold_pair')
+    add('logind Inhibit("sleep", "block") + close of its fd, real bus (elogind)', 'guest', ih,
+        R('guest.inhibit_pair', 'p99'), 'ns',
+        f'{fmt(ratio(ih, ihh))}x the libwakelock pair measured beside it ({fmt(ihh)} ns)', '', '-')
     # 2. scale
     for where in ('host', 'guest'):
         base = R(f'{where}.scale_c1')

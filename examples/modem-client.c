@@ -172,18 +172,28 @@ static void drain(int fd, char *buf, size_t *len, size_t cap, unsigned work_ms)
 
 /*
  * --logind: a sleep inhibitor for the handling of one wake-up, as a logind
- * client takes it; its descriptor (close it to end the inhibitor).
+ * client takes it.  logind_connect() at start (0, or -ENOTSUP in a build
+ * without sd-bus); logind_inhibit() returns the inhibitor's descriptor
+ * (close it to end the inhibitor).
  */
+#ifdef WL_HAVE_SDBUS
+static sd_bus *bus;
+
+static int logind_connect(void)
+{
+	int r = sd_bus_open_system(&bus);
+
+	if (r < 0)
+		die("sd_bus_open_system", r);
+	return 0;
+}
+
 static int logind_inhibit(const char *mode)
 {
-#ifdef WL_HAVE_SDBUS
-	static sd_bus *bus;
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
 	int r, fd = -1;
 
-	if (!bus && (r = sd_bus_open_system(&bus)) < 0)
-		die("sd_bus_open_system", r);
 	r = sd_bus_call_method(bus, "org.freedesktop.login1", "/org/freedesktop/login1",
 	                       "org.freedesktop.login1.Manager", "Inhibit", &e, &reply, "ssss",
 	                       "sleep", "modem-client", "incoming call", mode);
@@ -197,11 +207,11 @@ static int logind_inhibit(const char *mode)
 	sd_bus_message_unref(reply);
 	sd_bus_error_free(&e);
 	return fd;
-#else
-	(void)mode;
-	return -ENOTSUP;
-#endif
 }
+#else
+static int logind_connect(void) { return -ENOTSUP; }
+static int logind_inhibit(const char *mode) { (void)mode; return -ENOTSUP; }
+#endif
 
 /* How long a client keeps trying to reach a restarted daemon. */
 #define RECONNECT_MS 10000u
@@ -286,7 +296,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "modem-client: --logind: expected block or delay\n");
 		return 2;
 	}
-	if (logind && logind_inhibit(logind) == -ENOTSUP) {
+	if (logind && logind_connect() == -ENOTSUP) {
 		fprintf(stderr, "modem-client: --logind: built without sd-bus\n");
 		return 2;
 	}

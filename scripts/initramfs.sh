@@ -7,9 +7,11 @@
 # from KO_DIR. Anything missing is simply not in the image: a plan that needs
 # it fails there, loudly.
 # --logind adds Debian's dbus-daemon and elogind (scripts/logind-root.sh)
-# with the shared libraries they need, and replaces wakelockd and wakelock
-# by their shared builds with sd-bus (build/guest/logind-bin, make
-# userspace-logind): the image of the plan "logind".
+# with the shared libraries they need, and the builds with sd-bus of
+# wakelockd, wakelock, modem-client and wl-inhibit-bench in /usr/local/bin
+# (build/guest/logind-bin, make userspace-logind); start_logind
+# (tests/guest/lib.sh) puts them first in PATH.  The image of the plan
+# "logind", of the race configuration l and of make bench.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
@@ -57,9 +59,10 @@ if [ -n "$logind" ]; then
 		mkdir -p "$stage/$(dirname "$f")"
 		cp -a "$lroot/$f" "$stage/$(dirname "$f")/"
 	done
-	for p in wakelockd wakelock; do
+	mkdir -p "$stage/usr/local/bin"
+	for p in wakelockd wakelock modem-client wl-inhibit-bench; do
 		[ -x "$top/build/guest/logind-bin/$p" ] || die "no build/guest/logind-bin/$p: make userspace-logind"
-		cp "$top/build/guest/logind-bin/$p" "$stage/usr/bin/$p"
+		cp "$top/build/guest/logind-bin/$p" "$stage/usr/local/bin/$p"
 	done
 	# Shared libraries, transitively: the image's own first (elogind's
 	# RUNPATH is /lib/elogind), then this machine's (the same Debian

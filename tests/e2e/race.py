@@ -79,6 +79,12 @@ CONFIGS = {
     'y': ('pristine', 'wle2e=wakelockd wlkernel=pristine wlclient=--no-epollwakeup,--no-hold',
           'pristine + wakelockd + client w/o EPOLLWAKEUP, no hold',
           'pristine, client w/o EPOLLWAKEUP'),
+    # A program that keeps the system awake through logind only (root: the
+    # image has no polkit), on the image with Debian's dbus-daemon and
+    # elogind (docs/logind.md).
+    'l': ('patched', 'wle2e=wakelockd wllogind=1 wlclient=--no-epollwakeup,--no-hold,--logind,block',
+          'patched + wakelockd + elogind + client with a logind block inhibitor, no hold',
+          'patched, logind inhibitor client'),
 }
 
 CAP_BLOCK_SUSPEND = 36      # linux/capability.h
@@ -125,8 +131,9 @@ class Run:
         self.args, self.schedule = args, schedule
         kdir = args.kernel_dir or os.path.join(WL_CACHE, 'out')
         self.kernel = os.path.join(kdir, variant, 'bzImage')
+        image = '-logind' if 'wllogind=1' in append else ''
         self.initrd = os.path.join(args.initrd_dir or os.path.join(TOP, 'build', 'guest'),
-                                   f'initramfs-{variant}.cpio.gz')
+                                   f'initramfs-{variant}{image}.cpio.gz')
         extra = f' wlwork={args.work_ms}'
         if args.client_args and 'wlclient=' not in append:
             extra += ' wlclient=' + args.client_args.replace(' ', ',')

@@ -34,6 +34,19 @@ for p in 1 2 8 64; do wlbench hold $p $hold_s 16 || fail "wlbench hold $p"; done
 msg "kernel peers"
 wlbench wakelock $rounds || fail "wlbench wakelock"
 wlbench epoll $rounds || fail "wlbench epoll"
+# The peer of programs that block sleep through logind: an Inhibit call and
+# the close of its descriptor on the real bus (the logind image only).
+if [ -x /lib/elogind/elogind ]; then
+	msg "logind peer"
+	path0=$PATH
+	start_logind
+	wl-inhibit-bench $((rounds / 10)) || fail "wl-inhibit-bench"
+	kill $elogind $dbus
+	wait $elogind $dbus 2>/dev/null
+	PATH=$path0
+else
+	msg "no elogind in this image (initramfs.sh --logind): the logind peer is not measured"
+fi
 msg "scale"
 for c in 1 10 100 1000; do wlbench scale $c $scale_s || fail "wlbench scale $c"; done
 

@@ -14,6 +14,9 @@
 #                             (default 500; the kernel's own default, 0,
 #                             reports nothing while the system is awake)
 #   wldaemon=ARGS             extra wakelockd options, ',' for ' '
+#   wllogind=1                start the system bus and elogind first (the
+#                             logind image; the client may take inhibitors:
+#                             wlclient=--logind,block)
 #   wlrunms=MS                how long the naive loop runs (the host sets it
 #                             to the schedule's length plus the bound)
 # Lines for the host start with "@@E2E" and go straight to /dev/console (the
@@ -30,6 +33,7 @@ daemon_args=$(param wldaemon | tr ',' ' ')
 hold=$(param wlhold); hold=${hold:-500}
 user=$(param wluser)
 run_ms=$(param wlrunms)
+logind=$(param wllogind)
 TTY=/sys/class/tty/ttyS1
 
 stats() {
@@ -69,6 +73,7 @@ report() { echo "@@E2E $*" >/dev/console; }
 # daemon's wakeup_count read blocks while it is held, so nothing suspends
 # before the client listens. The naive loop ignores it, so it starts last.
 echo e2e-setup >/sys/power/wake_lock || fail "no /sys/power/wake_lock"
+[ "$logind" = 1 ] && start_logind
 case $mode in
 wakelockd)
 	# As aggressive as it gets: no grace period after resume, short backoff.

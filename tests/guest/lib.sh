@@ -92,9 +92,12 @@ start_holder() {
 
 # start_logind: the system bus and elogind, as an elogind distribution runs
 # them (image built with scripts/initramfs.sh --logind).  Pids in $dbus and
-# $elogind; their logs in /tmp/dbus.log and /tmp/elogind.log.
+# $elogind; their logs in /tmp/dbus.log and /tmp/elogind.log.  From then
+# on wakelockd, wakelock and modem-client are the builds with sd-bus
+# (/usr/local/bin first in PATH).
 start_logind() {
 	[ -x /lib/elogind/elogind ] || skip "no elogind in this image (scripts/initramfs.sh --logind)"
+	export PATH=/usr/local/bin:$PATH
 	[ -d /sys/fs/cgroup ] || fail "no /sys/fs/cgroup: elogind needs CONFIG_CGROUPS"
 	dbus-uuidgen --ensure=/etc/machine-id || fail "dbus-uuidgen failed"
 	mkdir -p /run/dbus /var/lib/dbus
