@@ -171,8 +171,10 @@ static const char *set_logind_mode(struct wld_config *c, const char *v)
 		c->logind_mode = LOGIND_OFF;
 	else if (!strcmp(v, "inhibitors"))
 		c->logind_mode = LOGIND_INHIBITORS;
+	else if (!strcmp(v, "suspend"))
+		c->logind_mode = LOGIND_SUSPEND;
 	else
-		return "expected off or inhibitors";
+		return "expected off, inhibitors or suspend";
 	c->logind_explicit = 1;
 	return NULL;
 }
@@ -544,8 +546,8 @@ void config_usage(void)
 	       "      --hook-timeout-ms N    kill a hook still running after N ms (default 5000)\n"
 	       "      --no-wake-reasons      do not scan /sys/class/wakeup around suspends\n"
 	       "      --alarm-timeout-ms N   release a fired alarm's hold after N ms (default 10000)\n"
-	       "      --logind MODE          off | inhibitors: logind's sleep inhibitors hold\n"
-	       "                             (default inhibitors)\n"
+	       "      --logind MODE          off | inhibitors | suspend: logind's sleep inhibitors\n"
+	       "                             hold (default inhibitors); suspend: through logind\n"
 	       "      --group NAME           group allowed to block suspend\n"
 	       "      --deny NAME            deny a client by name (repeatable)\n"
 	       "      --root DIR             prefix for /sys (tests)\n"

@@ -36,6 +36,11 @@
 /* A logind that does not answer within this long is taken as having no
  * inhibitor in the last look (logged): the lock is held meanwhile. */
 #define LAST_LOOK_TIMEOUT_US 1000000u
+/* How long logind may take from Suspend to PrepareForSleep(false), time
+ * asleep not counted (CLOCK_MONOTONIC stands still then): its delay
+ * inhibitors' wait (InhibitDelayMaxSec, 5 s by default) and the suspend
+ * and resume themselves. */
+#define SUSPEND_TIMEOUT_US 60000000u
 
 struct mirrored {
 	struct logind_inhibitor inh;
@@ -53,6 +58,9 @@ struct logind {
 	unsigned overflow_logged;
 	sd_bus *probe;                  /* power thread */
 	int probe_failed;               /* logged once */
+	sd_bus_slot *sleep_match;       /* power thread: PrepareForSleep */
+	unsigned prepared[2];           /* PrepareForSleep(false), (true) seen */
+	int fallback_logged;
 };
 
 int logind_supported(void) { return 1; }
@@ -366,6 +374,7 @@ void logind_close(struct daemon *d)
 		return;
 	close_bus(d);
 	/* The power thread has been joined: its connection is ours now. */
+	d->logind->sleep_match = sd_bus_slot_unref(d->logind->sleep_match);
 	d->logind->probe = sd_bus_flush_close_unref(d->logind->probe);
 	free(d->logind);
 	d->logind = NULL;
@@ -376,6 +385,26 @@ static void probe_failed(struct logind *l, const char *what, const char *why)
 	if (!l->probe_failed++)
 		log_warn("logind: last look before suspend %s (%s): an inhibitor taken after the "
 		         "last signal may not stop a suspend", what, why);
+}
+
+/* The power thread's connection, opened at its first use (and again
+ * after it broke). */
+static int probe_open(struct logind *l)
+{
+	int r;
+
+	if (l->probe)
+		return 0;
+	r = sd_bus_open_system(&l->probe);
+	if (r < 0)
+		l->probe = NULL;
+	return r;
+}
+
+static void probe_close(struct logind *l)
+{
+	l->sleep_match = sd_bus_slot_unref(l->sleep_match);
+	l->probe = sd_bus_flush_close_unref(l->probe);
 }
 
 /* Whether a listed inhibitor keeps the system awake: yes unless the
@@ -404,13 +433,8 @@ int logind_last_look(void *arg)
 
 	if (!l || __atomic_load_n(&l->mode, __ATOMIC_RELAXED) == LOGIND_OFF)
 		return 0;
-	if (!l->probe) {
-		r = sd_bus_open_system(&l->probe);
-		if (r < 0) {
-			l->probe = NULL;
-			return 0;   /* no bus: logind_open said so */
-		}
-	}
+	if (probe_open(l) < 0)
+		return 0;   /* no bus: logind_open said so */
 	r = sd_bus_message_new_method_call(l->probe, &m, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER,
 	                                   "ListInhibitors");
 	if (r >= 0)
@@ -422,7 +446,7 @@ int logind_last_look(void *arg)
 			probe_failed(l, "failed", e.message ? e.message : strerror(-r));
 		/* A broken connection is opened again next time. */
 		if (!sd_bus_is_open(l->probe))
-			l->probe = sd_bus_flush_close_unref(l->probe);
+			probe_close(l);
 		goto out;
 	}
 	r = sd_bus_message_enter_container(reply, 'a', "(ssssuu)");
@@ -437,4 +461,117 @@ out:
 	sd_bus_message_unref(m);
 	sd_bus_message_unref(reply);
 	return held;
+}
+
+/* --- mode suspend: step 6 through logind ----------------------------------- */
+
+static int on_prepare(sd_bus_message *m, void *userdata, sd_bus_error *ret)
+{
+	struct logind *l = userdata;
+	int start;
+
+	(void)ret;
+	if (sd_bus_message_read(m, "b", &start) > 0)
+		l->prepared[start ? 1 : 0]++;
+	return 0;
+}
+
+/* A counter of /sys/power/suspend_stats, or -1 if the kernel has none. */
+static long long stat_of(struct daemon *d, const char *name)
+{
+	char rel[96], buf[32];
+
+	snprintf(rel, sizeof(rel), "/sys/power/suspend_stats/%s", name);
+	if (!d->be->read_attr || d->be->read_attr(d->be, rel, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strtoll(buf, NULL, 10);
+}
+
+static int own_write(struct daemon *d, const char *state, const char *why)
+{
+	struct logind *l = d->logind;
+
+	if (!l->fallback_logged++)
+		log_warn("logind: %s: suspending by writing the state as in mode inhibitors", why);
+	return d->be->suspend(d->be, state);
+}
+
+int logind_suspend(void *arg, const char *state)
+{
+	struct daemon *d = arg;
+	struct logind *l = d->logind;
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus_message *m = NULL;
+	long long ok0, fail0, ok1, fail1, err;
+	struct timespec ts;
+	uint64_t end, now;
+	int r;
+
+	if (!l || __atomic_load_n(&l->mode, __ATOMIC_RELAXED) != LOGIND_SUSPEND)
+		return d->be->suspend(d->be, state);
+	if (probe_open(l) < 0)
+		return own_write(d, state, "no system bus");
+	if (!l->sleep_match &&
+	    (r = sd_bus_match_signal(l->probe, &l->sleep_match, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER,
+	                             "PrepareForSleep", on_prepare, l)) < 0)
+		return own_write(d, state, strerror(-r));
+	/* Signals of an earlier attempt, if any were left: not this one's. */
+	while (sd_bus_process(l->probe, NULL) > 0)
+		;
+	l->prepared[0] = l->prepared[1] = 0;
+	ok0 = stat_of(d, "success");
+	fail0 = stat_of(d, "fail");
+	r = sd_bus_message_new_method_call(l->probe, &m, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER,
+	                                   "Suspend");
+	if (r >= 0)
+		r = sd_bus_message_set_auto_start(m, 0);
+	if (r >= 0)
+		r = sd_bus_message_append(m, "b", 0);   /* not interactive */
+	if (r >= 0)
+		r = sd_bus_call(l->probe, m, SUSPEND_TIMEOUT_US, &e, NULL);
+	sd_bus_message_unref(m);
+	if (r < 0) {
+		int absent = is_absent(&e);
+
+		if (!absent)
+			log_warn("logind: Suspend: %s", e.message ? e.message : strerror(-r));
+		sd_bus_error_free(&e);
+		if (!sd_bus_is_open(l->probe))
+			probe_close(l);
+		if (absent)
+			return own_write(d, state, "logind is not running");
+		return r == -EACCES || r == -EPERM ? -EPERM : -EBUSY;
+	}
+	/* logind answers at once; PrepareForSleep(false) follows the resume,
+	 * or the failure, as the last thing logind does for this attempt. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	end = now + SUSPEND_TIMEOUT_US;
+	while (!l->prepared[0]) {
+		r = sd_bus_process(l->probe, NULL);
+		if (r > 0)
+			continue;
+		if (r >= 0) {
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+			r = now < end ? sd_bus_wait(l->probe, end - now) : -ETIMEDOUT;
+		}
+		if (r < 0) {
+			log_error("logind: no PrepareForSleep(false) after Suspend: %s", strerror(-r));
+			if (!sd_bus_is_open(l->probe))
+				probe_close(l);
+			return r == -ETIMEDOUT ? -ETIMEDOUT : -EIO;
+		}
+	}
+	log_debug("logind: PrepareForSleep true %u, false %u", l->prepared[1], l->prepared[0]);
+	ok1 = stat_of(d, "success");
+	fail1 = stat_of(d, "fail");
+	if (ok0 < 0 || ok1 < 0)
+		return 0;   /* no statistics: logind's word that it resumed */
+	if (ok1 > ok0)
+		return 0;
+	err = stat_of(d, "last_failed_errno");
+	if (fail1 > fail0 && err < 0 && err > -4096)
+		return (int)err;
+	return -EIO;
 }

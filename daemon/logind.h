@@ -16,6 +16,9 @@
  * kernel and just before suspending (logind_last_look), so an inhibitor
  * taken after the main thread's last news still stops the attempt.
  *
+ * In mode suspend, the suspend itself goes through logind too
+ * (logind_suspend), so that its delay inhibitors and PrepareForSleep work.
+ *
  * Everything logind reports is chosen by its clients: names are cleaned
  * (logind_clean_name) and the number of mirrored inhibitors is bounded.
  */
@@ -31,7 +34,7 @@ struct daemon;
 #define LOGIND_MAX_INHIBITORS 64u
 #define LOGIND_CLIENT_PREFIX "logind:"
 
-enum logind_mode { LOGIND_OFF = 0, LOGIND_INHIBITORS = 1 };
+enum logind_mode { LOGIND_OFF = 0, LOGIND_INHIBITORS = 1, LOGIND_SUSPEND = 2 };
 
 /* One inhibitor as logind lists it (already filtered: sleep, block). */
 struct logind_inhibitor {
@@ -77,5 +80,18 @@ int logind_supported(void);
  * (logged once).  arg is the daemon.
  */
 int logind_last_look(void *arg);
+
+/*
+ * Power thread, step 6 (powerloop's suspend_via; arg is the daemon).  In
+ * mode suspend: the kernel is armed already (the count written); ask
+ * logind to Suspend, so that it sends PrepareForSleep(true), waits for its
+ * delay inhibitors and writes the sleep state itself (its own SuspendState
+ * setting, not [suspend] state), and wait for its PrepareForSleep(false).
+ * 0 if the kernel counted a successful suspend meanwhile, else its
+ * last_failed_errno (negative), -EIO if it counted a failure without one,
+ * or -errno of the call.  Without logind on the bus, or in another mode:
+ * the backend's own state write.
+ */
+int logind_suspend(void *arg, const char *state);
 
 #endif

@@ -19,3 +19,10 @@ void logind_close(struct daemon *d) { (void)d; }
 void logind_dispatch(struct daemon *d) { (void)d; }
 int logind_timeout_ms(struct daemon *d) { (void)d; return -1; }
 int logind_last_look(void *arg) { (void)arg; return 0; }
+
+int logind_suspend(void *arg, const char *state)
+{
+	struct daemon *d = arg;
+
+	return d->be->suspend(d->be, state);
+}

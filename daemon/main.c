@@ -296,6 +296,8 @@ static int start(struct daemon *d, char *err, size_t errlen)
 	}
 	d->pl.last_look = logind_last_look;
 	d->pl.last_look_arg = d;
+	d->pl.suspend_via = logind_suspend;
+	d->pl.suspend_via_arg = d;
 	if (d->unclean_start) {
 		log_warn("previous wakelockd did not exit cleanly: staying awake %u ms for its "
 		         "clients to re-register", WLD_RESTART_GRACE_MS);

@@ -622,7 +622,8 @@ int powerloop_cycle(struct powerloop *pl)
 	__atomic_store_n(&hdr->attempt_epoch, pl->claim_epoch, __ATOMIC_SEQ_CST);
 	m0 = pl->clk->mono_ns(pl->clk);
 	b0 = pl->clk->boot_ns(pl->clk);
-	sr = pl->be->suspend(pl->be, p->state);
+	sr = pl->suspend_via ? pl->suspend_via(pl->suspend_via_arg, p->state) :
+	     pl->be->suspend(pl->be, p->state);
 	m1 = pl->clk->mono_ns(pl->clk);
 	b1 = pl->clk->boot_ns(pl->clk);
 	if (pl->ledger)

@@ -70,6 +70,11 @@ struct powerloop {
 	 * > 0 stops the attempt as a refused count would.  NULL: none. */
 	int (*last_look)(void *arg);
 	void *last_look_arg;
+	/* Step 6 by another way than the backend's state write (logind's
+	 * Suspend, logind.c): called like be->suspend by the loop thread,
+	 * lock held.  NULL: the backend. */
+	int (*suspend_via)(void *arg, const char *state);
+	void *suspend_via_arg;
 	/* Called by the loop thread after each suspend attempt (stats file). */
 	void (*after_cycle)(struct powerloop *pl, void *arg);
 	void *arg;

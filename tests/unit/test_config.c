@@ -385,8 +385,14 @@ static void test_logind_mode(void **st)
 	assert_int_equal(config_build(5, argv, &c, err, sizeof(err)), CONFIG_OK);
 	assert_int_equal(c.logind_mode, LOGIND_INHIBITORS);
 	unlink(conf_path);
-	expect_error("[logind]\nmode = suspend\n", ":2: [logind] mode: expected off or inhibitors");
-	expect_error("[logind]\nmode =\n", "[logind] mode: expected off or inhibitors");
+	write_conf("[logind]\nmode = suspend\n");
+	config_defaults(&c);
+	assert_int_equal(config_load_file(conf_path, &c, err, sizeof(err)), CONFIG_OK);
+	assert_int_equal(c.logind_mode, LOGIND_SUSPEND);
+	unlink(conf_path);
+	expect_error("[logind]\nmode = hybrid-sleep\n",
+	             ":2: [logind] mode: expected off, inhibitors or suspend");
+	expect_error("[logind]\nmode =\n", "[logind] mode: expected off, inhibitors or suspend");
 	expect_error("[logind]\nwhat = sleep\n", ":2: [logind] what: unknown section or key");
 }
 

@@ -54,6 +54,7 @@ struct fake {
 	int owning;
 	int stop;
 	unsigned lists;           /* ListInhibitors calls answered */
+	unsigned suspends;        /* Suspend calls answered */
 };
 
 struct env {
@@ -93,10 +94,28 @@ static int method_list(sd_bus_message *m, void *ud, sd_bus_error *err)
 /* A plain object callback, not a vtable: sd-bus would refuse to send a
  * reply whose type differs from the declared one, and a hostile logind
  * is exactly what test_bad_reply needs. */
+/* Suspend as logind answers it: at once, then PrepareForSleep(true),
+ * the sleep (here: nothing), PrepareForSleep(false). */
+static int method_suspend(sd_bus_message *m, struct fake *f)
+{
+	int r = sd_bus_reply_method_return(m, NULL);
+
+	pthread_mutex_lock(&f->mu);
+	f->suspends++;
+	pthread_mutex_unlock(&f->mu);
+	for (int start = 1; r >= 0 && start >= 0; start--)
+		r = sd_bus_emit_signal(f->bus, "/org/freedesktop/login1",
+		                       "org.freedesktop.login1.Manager", "PrepareForSleep", "b",
+		                       start);
+	return r < 0 ? r : 1;
+}
+
 static int on_object(sd_bus_message *m, void *ud, sd_bus_error *err)
 {
 	if (sd_bus_message_is_method_call(m, "org.freedesktop.login1.Manager", "ListInhibitors"))
 		return method_list(m, ud, err);
+	if (sd_bus_message_is_method_call(m, "org.freedesktop.login1.Manager", "Suspend"))
+		return method_suspend(m, ud);
 	return 0;
 }
 
@@ -588,6 +607,72 @@ static void test_mode_off(void **st)
 	stop_all(e);
 }
 
+static unsigned suspends_of(struct fake *f)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&f->mu);
+	n = f->suspends;
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
+static struct timespec state_mtime(struct env *e)
+{
+	char path[400];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/sys/power/state", e->d.dir);
+	assert_int_equal(stat(path, &sb), 0);
+	return sb.st_mtim;
+}
+
+static int same_time(struct timespec a, struct timespec b)
+{
+	return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+/* Mode suspend: every attempt is logind's Suspend (the daemon never writes
+ * the state itself), each counted once; a block inhibitor stops them; with
+ * logind gone the daemon writes the state as before. */
+static void test_suspend_through_logind(void **st)
+{
+	const char *const extra[] = { "--logind", "suspend", NULL };
+	struct env *e = start_all(NULL, extra);
+	struct timespec t0 = state_mtime(e);
+	uint64_t ok;
+	unsigned n;
+	char cmd[512];
+
+	(void)st;
+	hd_sleep_ms(20);   /* a write now would change the file's time */
+	assert_suspends(e, "through logind");
+	assert_suspends(e, "through logind, again");
+	ok = successes(e);
+	n = suspends_of(&e->f);
+	if (n + 1 < ok || ok + 1 < n)
+		fail_msg("%llu suspends counted, %u Suspend calls", (unsigned long long)ok, n);
+	assert_true(same_time(state_mtime(e), t0));
+
+	fake_one(&e->f, "sleep", "GNOME Calls", "incoming call", "block", 1000, 4242, 1);
+	assert_true(hd_wait_for(has_calls_slot, e, 2000));
+	n = suspends_of(&e->f);
+	assert_no_suspend(e, 300);
+	assert_int_equal(suspends_of(&e->f), n);
+
+	fake_one(&e->f, NULL, NULL, NULL, NULL, 0, 0, 0);
+	pthread_mutex_lock(&e->f.mu);
+	e->f.own = 0;
+	pthread_mutex_unlock(&e->f.mu);
+	fake_poke(&e->f, 0);
+	assert_suspends(e, "after logind left");
+	assert_false(same_time(state_mtime(e), t0));
+	snprintf(cmd, sizeof(cmd), "grep -q 'logind is not running: suspending by writing' %s",
+	         e->d.log);
+	assert_int_equal(system(cmd), 0);
+	stop_all(e);
+}
+
 /* No bus at all: one line in the log, suspends as before. */
 static void test_no_bus(void **st)
 {
@@ -616,6 +701,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_logind_leaves_and_returns, teardown),
 		cmocka_unit_test_teardown(test_bad_reply, teardown),
 		cmocka_unit_test_teardown(test_mode_off, teardown),
+		cmocka_unit_test_teardown(test_suspend_through_logind, teardown),
 		cmocka_unit_test_teardown(test_no_bus, teardown),
 	};
 
