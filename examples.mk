@@ -22,10 +22,12 @@ E2E_VARIANTS := patched pristine
 examples: meson-host
 examples-guest: userspace-guest
 
-# Guest images with the examples inside (guest-image copies build/guest/bin).
+# Guest images with the examples inside (guest-image copies build/guest/bin),
+# and the patched one with Debian's dbus-daemon and elogind (configuration l).
 e2e-images: examples-guest
 	@for v in $(E2E_VARIANTS); do \
 		$(MAKE) --no-print-directory guest-image VARIANT=$$v || exit 1; done
+	@$(MAKE) --no-print-directory guest-image-logind VARIANT=patched
 
 race: deps e2e-images
 	python3 tests/e2e/race.py --configs $(CONFIGS) --calls $(CALLS) --seed $(SEED) \
@@ -34,13 +36,16 @@ race: deps e2e-images
 # The short run of `make check`, with the client a deployment has (not root,
 # so no CAP_BLOCK_SUSPEND and no EPOLLWAKEUP), in one table:
 #   u  patched kernel, judged: every call answered in time, none stranded;
-#   v  pristine kernel, measured only (not counted): where the calls strand.
+#   v  pristine kernel, measured only (not counted): where the calls strand;
+#   l  patched kernel, a root client that keeps the system awake through a
+#      logind block inhibitor only (no libwakelock hold, no EPOLLWAKEUP),
+#      with Debian's elogind, judged like u (docs/logind.md).
 # The negative control (port hold 0, configuration z) is not part of it: at
 # this schedule it does not fail reliably; docs/e2e.md has the manual run.
 # E2E_JUDGE=v shows the test failing; E2E_CONFIGS=u,v,z E2E_EXPECT_RACE=z
 # adds the negative control, judged the other way.
-E2E_CONFIGS ?= u,v
-E2E_JUDGE ?= u
+E2E_CONFIGS ?= u,v,l
+E2E_JUDGE ?= u,l
 E2E_EXPECT_RACE ?=
 E2E_CALLS ?= 250
 check-e2e: e2e-images

@@ -62,6 +62,8 @@ userspace-logind: meson-logind
 	@mkdir -p build/guest/logind-bin
 	cp build/logind/daemon/wakelockd build/logind/cli/wakelock build/logind/examples/modem-client \
 		build/logind/bench/wl-inhibit-bench build/guest/logind-bin/
+	cp -L build/logind/lib/libwakelock.so.$(shell sed -n "s/^libwakelock_soversion = //p" meson.build) \
+		build/guest/logind-bin/
 
 # The unit stage: every test in the plain and ASan/UBSan builds, the IPC
 # suite under TSan; scripts/unit-results.py counts the cmocka cases.

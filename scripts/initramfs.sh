@@ -72,6 +72,13 @@ if [ -n "$logind" ]; then
 		for d in lib/elogind lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu lib64; do
 			[ -e "$stage/$d/$lib" ] && return 0
 		done
+		# Ours (modem-client links libwakelock, as a user's program does).
+		if [ -e "$top/build/guest/logind-bin/$lib" ]; then
+			mkdir -p "$stage/usr/lib/x86_64-linux-gnu"
+			cp "$top/build/guest/logind-bin/$lib" "$stage/usr/lib/x86_64-linux-gnu/$lib"
+			echo "$stage/usr/lib/x86_64-linux-gnu/$lib"
+			return 0
+		fi
 		for d in /lib/x86_64-linux-gnu /usr/lib/x86_64-linux-gnu /lib64; do
 			if [ -e "$d/$lib" ]; then
 				mkdir -p "$stage$d"

@@ -41,8 +41,7 @@ if [ -x /lib/elogind/elogind ]; then
 	path0=$PATH
 	start_logind
 	wl-inhibit-bench $((rounds / 10)) || fail "wl-inhibit-bench"
-	kill $elogind $dbus
-	wait $elogind $dbus 2>/dev/null
+	stop_logind
 	PATH=$path0
 else
 	msg "no elogind in this image (initramfs.sh --logind): the logind peer is not measured"

@@ -99,6 +99,7 @@ start_logind() {
 	[ -x /lib/elogind/elogind ] || skip "no elogind in this image (scripts/initramfs.sh --logind)"
 	export PATH=/usr/local/bin:$PATH
 	[ -d /sys/fs/cgroup ] || fail "no /sys/fs/cgroup: elogind needs CONFIG_CGROUPS"
+	[ ! -e /run/dbus/system_bus_socket ] || fail "a system bus runs already (stop_logind missing?)"
 	dbus-uuidgen --ensure=/etc/machine-id || fail "dbus-uuidgen failed"
 	mkdir -p /run/dbus /var/lib/dbus
 	cp /etc/machine-id /var/lib/dbus/machine-id
@@ -118,6 +119,13 @@ start_logind() {
 		kill -0 $elogind 2>/dev/null || fail "elogind exited: $(cat /tmp/elogind.log)"
 		sleep 0.1
 	done
+}
+
+# stop_logind: end what start_logind started (the next test starts afresh).
+stop_logind() {
+	kill $elogind $dbus 2>/dev/null
+	wait $elogind $dbus 2>/dev/null
+	rm -f /run/dbus/system_bus_socket
 }
 
 # inhibit MODE WHO WHY: take a sleep inhibitor with elogind-inhibit, held

@@ -7,6 +7,9 @@
 modem_open
 pm_trace_on
 start_logind
+# Whatever happens, leave nothing running: a process left with the test's
+# output open would keep the plan from ending.
+trap 'kill ${daemon:-} ${held_by:-} ${delayer:-} ${denied:-} ${keeper:-} 2>/dev/null; stop_logind' EXIT
 
 # Until the inhibitor is mirrored, a kernel wakelock keeps the daemon from
 # suspending (nothing would wake the guest).
@@ -71,4 +74,3 @@ kill -0 $delayer && kill -0 $denied || fail "the delay or denied inhibitor ended
 kill -TERM $daemon
 wait $daemon
 expect_eq "daemon exit status after SIGTERM" $? 0
-kill $keeper $delayer $denied

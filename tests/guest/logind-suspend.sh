@@ -12,6 +12,9 @@ json_field() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p" /run/wakelockd/stats.json; 
 mkdir -p /etc/elogind
 printf '[Login]\nInhibitDelayMaxSec=1\n[Sleep]\nSuspendState=freeze\n' >/etc/elogind/logind.conf
 start_logind
+# Whatever happens, leave nothing running: a process left with the test's
+# output open would keep the plan from ending.
+trap 'kill ${daemon:-} ${monitor:-} ${keeper:-} ${delayer:-} 2>/dev/null; stop_logind' EXIT
 dbus-monitor --system \
 	"type='signal',interface='org.freedesktop.login1.Manager',member='PrepareForSleep'" \
 	>/tmp/prepare.log 2>&1 &
@@ -57,12 +60,11 @@ case " $order" in *" true true "*|*" false false "*|" false"*)
 	fail "PrepareForSleep out of order: $order" ;;
 esac
 info "ok: PrepareForSleep order: $order"
-grep -q 'Suspending system' /tmp/elogind.log ||
-	fail "elogind did not suspend: $(tail -20 /tmp/elogind.log)"
-info "ok: elogind wrote the sleep state ($(grep -c 'Suspending system' /tmp/elogind.log) times)"
+# elogind logs to the kernel's log when there is no journal.
+sleeps=$(dmesg | grep -c 'elogind.*Suspending system')
+expect_eq "elogind wrote the sleep state (its log)" "$sleeps" "$attempts"
 kill -0 $delayer || fail "the delay inhibitor ended early"
 
 kill -TERM $daemon
 wait $daemon
 expect_eq "daemon exit status after SIGTERM" $? 0
-kill $keeper $delayer
