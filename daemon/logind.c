@@ -27,6 +27,7 @@
 #include <systemd/sd-bus.h>
 #include <time.h>
 #include "daemon.h"
+#include "ledger.h"
 #include "log.h"
 #include "logind.h"
 
@@ -105,6 +106,10 @@ static int mirror(struct daemon *d, const struct logind_inhibitor *inh)
 	l->m[l->n].inh = *inh;
 	l->m[l->n].slot = slot;
 	l->n++;
+	/* A wake's claim, if one is open: timed when we learnt of it, which
+	 * is after the program's Inhibit call by a message or two. */
+	if (d->ledger)
+		ledger_claim(d->ledger, inh->name, inh->hold, wl_now_mono());
 	log_debug("logind inhibitor %s \"%s\" (uid %u, pid %u) holds, slot %d", inh->name,
 	          inh->hold, inh->uid, inh->pid, slot);
 	return 0;
