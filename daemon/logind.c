@@ -25,7 +25,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <systemd/sd-bus.h>
-#include <time.h>
 #include "daemon.h"
 #include "ledger.h"
 #include "log.h"
@@ -361,13 +360,12 @@ void logind_dispatch(struct daemon *d)
 int logind_timeout_ms(struct daemon *d)
 {
 	struct logind *l = d->logind;
-	struct timespec ts;
 	uint64_t at, now;
 
+	/* sd-bus counts CLOCK_MONOTONIC microseconds. */
 	if (!l || !l->bus || sd_bus_get_timeout(l->bus, &at) < 0 || at == UINT64_MAX)
 		return -1;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+	now = wl_now_mono() / 1000u;
 	if (at <= now)
 		return 0;
 	return (at - now) / 1000u > 60000u ? 60000 : (int)((at - now) / 1000u) + 1;
@@ -508,7 +506,6 @@ int logind_suspend(void *arg, const char *state)
 	sd_bus_error e = SD_BUS_ERROR_NULL;
 	sd_bus_message *m = NULL;
 	long long ok0, fail0, ok1, fail1, err;
-	struct timespec ts;
 	uint64_t end, now;
 	int r;
 
@@ -549,16 +546,13 @@ int logind_suspend(void *arg, const char *state)
 	}
 	/* logind answers at once; PrepareForSleep(false) follows the resume,
 	 * or the failure, as the last thing logind does for this attempt. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-	end = now + SUSPEND_TIMEOUT_US;
+	end = wl_now_mono() / 1000u + SUSPEND_TIMEOUT_US;
 	while (!l->prepared[0]) {
 		r = sd_bus_process(l->probe, NULL);
 		if (r > 0)
 			continue;
 		if (r >= 0) {
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			now = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+			now = wl_now_mono() / 1000u;
 			r = now < end ? sd_bus_wait(l->probe, end - now) : -ETIMEDOUT;
 		}
 		if (r < 0) {
