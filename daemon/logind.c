@@ -63,8 +63,6 @@ struct logind {
 	int fallback_logged;
 };
 
-int logind_supported(void) { return 1; }
-
 static int is_absent(const sd_bus_error *e)
 {
 	return sd_bus_error_has_name(e, SD_BUS_ERROR_SERVICE_UNKNOWN) ||

@@ -69,8 +69,6 @@ int logind_open(struct daemon *d);
 void logind_close(struct daemon *d);
 void logind_dispatch(struct daemon *d);
 int logind_timeout_ms(struct daemon *d);
-/* Whether this build can talk to logind at all. */
-int logind_supported(void);
 
 /*
  * Power thread, lock held, after the count was written and before the

@@ -2,6 +2,7 @@
 /* What logind reports, made safe to show and to match (logind.h). */
 #include <string.h>
 #include "logind.h"
+#include "lib/wl_shm.h"
 
 void logind_clean_name(char *dst, size_t size, const char *src)
 {
@@ -9,14 +10,9 @@ void logind_clean_name(char *dst, size_t size, const char *src)
 
 	if (!src || !*src)
 		src = "unnamed";
-	/* The rules of lib/names.c: printable, no blank, quote, backslash
-	 * or comma (they separate fields in tables, JSON and deny lists). */
-	for (; src[n] && n + 1 < size; n++) {
-		unsigned char ch = (unsigned char)src[n];
-
-		dst[n] = (ch <= ' ' || ch >= 0x7f || ch == '"' || ch == '\\' || ch == ',') ?
-		         '_' : (char)ch;
-	}
+	/* The rule of wl_name_check (lib/names.c), character by character. */
+	for (; src[n] && n + 1 < size; n++)
+		dst[n] = wl_name_char_ok((unsigned char)src[n]) ? src[n] : '_';
 	dst[n] = '\0';
 }
 

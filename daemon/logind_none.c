@@ -5,8 +5,6 @@
 #include "log.h"
 #include "logind.h"
 
-int logind_supported(void) { return 0; }
-
 int logind_open(struct daemon *d)
 {
 	if (d->cfg.logind_mode != LOGIND_OFF && d->cfg.logind_explicit)

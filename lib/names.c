@@ -5,6 +5,11 @@
 
 /* Names end up in tables, JSON and the deny list: keep them printable
  * and free of separators used there. */
+int wl_name_char_ok(unsigned char ch)
+{
+	return ch > ' ' && ch < 0x7f && ch != '"' && ch != '\\' && ch != ',';
+}
+
 int wl_name_check(const char *name)
 {
 	size_t n;
@@ -15,8 +20,7 @@ int wl_name_check(const char *name)
 	if (n >= WAKELOCK_NAME_MAX)
 		return -ENAMETOOLONG;
 	for (size_t i = 0; i < n; i++) {
-		unsigned char ch = (unsigned char)name[i];
-		if (ch <= ' ' || ch >= 0x7f || ch == '"' || ch == '\\' || ch == ',')
+		if (!wl_name_char_ok((unsigned char)name[i]))
 			return -EINVAL;
 	}
 	return 0;

@@ -323,5 +323,7 @@ void wl_table_hold_free(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
 
 /* names.c */
 int wl_name_check(const char *name);
+/* Whether a name may contain ch (the rule wl_name_check applies). */
+int wl_name_char_ok(unsigned char ch);
 
 #endif
