@@ -26,8 +26,18 @@ class GuestError(Exception):
     pass
 
 
-def qemu_command(kernel, initrd, append, sockdir, memory='512M', smp=2, accel='tcg'):
-    """The QEMU command line: a PC with ACPI S3 and an RTC, three UARTs, QMP."""
+def qemu_command(kernel, initrd, append, sockdir, memory='512M', smp=2, accel='tcg',
+                 usb_modem=False):
+    """The QEMU command line: a PC with ACPI S3 and an RTC, three UARTs, QMP.
+
+    usb_modem adds the PIIX3 UHCI controller and QEMU's usb-serial device (an
+    FTDI FT232, the guest's ttyUSB0) on another Unix socket. Off by default:
+    a USB bus is activity (hub polling, wakeup sources) the other tests do not
+    need.
+    """
+    usb = ['-usb', '-chardev', f'socket,id=usbmodem,path={sockdir}/usbmodem.sock,'
+                               'server=on,wait=off',
+           '-device', 'usb-serial,chardev=usbmodem'] if usb_modem else []
     return [
         'qemu-system-x86_64', '-machine', f'pc,accel={accel}', '-m', memory,
         '-smp', str(smp), '-display', 'none', '-monitor', 'none', '-no-reboot',
@@ -43,7 +53,7 @@ def qemu_command(kernel, initrd, append, sockdir, memory='512M', smp=2, accel='t
         # still catches a real hang within every run's timeout.
         '-append', f'console=ttyS0 no_console_suspend panic=-1 '
                    f'rcupdate.rcu_cpu_stall_timeout=300 {append}'.strip(),
-    ]
+    ] + usb
 
 
 def choose_accel(kernel, initrd, wanted, cache_dir):
@@ -89,15 +99,16 @@ class Guest:
     """A running guest. Call poll() in a loop; it returns console lines."""
 
     def __init__(self, kernel, initrd, append='', log_path=None, accel='tcg',
-                 memory='512M'):
+                 memory='512M', usb_modem=False):
         self.sockdir = tempfile.mkdtemp(prefix='wlguest-')
         cmd = qemu_command(kernel, initrd, append, self.sockdir, memory=memory,
-                           accel=accel)
+                           accel=accel, usb_modem=usb_modem)
         self.log = open(log_path, 'w') if log_path else None
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
         self.modem = self._connect('modem.sock')
+        self.usb_modem = self._connect('usbmodem.sock') if usb_modem else None
         self.ctl = self._connect('ctl.sock')
         self.qmp_sock = self._connect('qmp.sock')
         self.qmp_buf = b''
@@ -154,6 +165,11 @@ class Guest:
     def modem_write(self, data):
         self.modem.sendall(data)
 
+    def usb_modem_write(self, data):
+        if self.usb_modem is None:
+            raise GuestError('no USB modem (run-guest --usb-modem)')
+        self.usb_modem.sendall(data)
+
     def control_write(self, text):
         self.ctl.sendall(text.encode() + b'\n')
 
@@ -201,8 +217,9 @@ class Guest:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        for s in (self.modem, self.ctl, self.qmp_sock):
-            s.close()
+        for s in (self.modem, self.usb_modem, self.ctl, self.qmp_sock):
+            if s is not None:
+                s.close()
         if self.log:
             self.log.close()
         shutil.rmtree(self.sockdir, ignore_errors=True)
@@ -271,6 +288,16 @@ class HostActions:
             g.modem_write(' '.join(args).encode())
         elif cmd == 'modem-hex':
             g.modem_write(bytes.fromhex(args[0]))
+        elif cmd == 'usb-write':
+            g.usb_modem_write(' '.join(args).encode())
+        elif cmd == 'usb-fill':
+            # N bytes at once ("0123456789" repeated): more than a reader
+            # that does not read can buffer.
+            n = int(args[0])
+            g.usb_modem_write((b'0123456789' * (n // 10 + 1))[:n])
+        elif cmd == 'modem-fill':
+            n = int(args[0])
+            g.modem_write((b'0123456789' * (n // 10 + 1))[:n])
         elif cmd == 'wakeup':
             # Only a suspended guest can be woken: wait until QEMU says so.
             deadline = time.monotonic() + 60

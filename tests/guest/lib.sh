@@ -5,6 +5,8 @@
 # on ttyS2, which run-plan keeps open as fd 7. Commands (see docs/harness.md):
 #   host modem-write TEXT            write TEXT (no newline) into ttyS1 now
 #   host modem-hex HEX               write raw bytes into ttyS1 now
+#   host modem-fill N                write N bytes into ttyS1 now
+#   host usb-write TEXT, usb-fill N  the same into ttyUSB0 (run-guest --usb-modem)
 #   host after MS CMD ARGS...        ack at once, run CMD in MS milliseconds
 #   host when REGEX CMD ARGS...      ack at once, run CMD when a console line
 #                                    matches REGEX (one word; give up after 60 s)
@@ -47,8 +49,9 @@ suspend_stat() { cat /sys/power/suspend_stats/"$1"; }
 # modem_open [HOLD_MS]: put ttyS1 (the "modem") in raw mode and open it as
 # fd 3; enable it for wakeup and, where the kernel has the attribute, set its
 # wakeup_hold_ms to HOLD_MS (default 500). The kernel's default is 0, which
-# reports nothing while the system is awake: the tests that rely on receives
-# being wakeup events opt in here.
+# holds only until the line discipline has taken the data: enough for readers
+# with EPOLLWAKEUP, not for the plain read() loops of the shell tests, which
+# get a timed hold here.
 modem_open() {
 	stty -F /dev/ttyS1 raw -echo 115200 || fail "stty on ttyS1"
 	exec 3<>/dev/ttyS1

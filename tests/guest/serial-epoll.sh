@@ -17,4 +17,10 @@ for round in 1 2 3; do
 	serial-epoll-gap /dev/ttyS1 $TTY 1000 || fail "round $round"
 	settle
 done
+# Hold 0 (the default): the port's source ends when the line discipline has
+# taken the data, the item's source from there.
 echo 0 >$TTY/wakeup_hold_ms
+settle
+host after 1500 modem-write CALL0
+serial-epoll-gap /dev/ttyS1 $TTY 0 || fail "round with hold 0"
+settle

@@ -33,3 +33,52 @@ settle() {
 	timeout "${1:-10}" cat /sys/power/wakeup_count >/dev/null ||
 		fail "a wakeup source stayed active for ${1:-10}s"
 }
+
+# stall_test WRITE FILL: a reader that stops reading cannot be made to keep
+# the system awake by its sender (fd 3 is the open port, never read until the
+# end; WRITE and FILL are the host commands that feed it: modem-write and
+# modem-fill, or usb-write and usb-fill).
+#  1. 20000 bytes fill the line discipline (n_tty keeps 4 KB); what it does
+#     not take stays in the port's buffer. Within about a second of the line
+#     discipline taking nothing, the port's source must be released.
+#  2. The host keeps sending for 3 s: no event, a count read before is still
+#     accepted.
+#  3. Once the reader has drained everything, received data is an event again.
+stall_test() {
+	local write=$1 fill=$2 e0 t0 t1 n m i got sid
+	settle
+	e0=$(port_events)
+	host "$fill" 20000
+	t0=$(now_ms)
+	i=0
+	while [ "$(port_events)" = "$e0" ]; do
+		i=$((i + 1))
+		[ $i -le 500 ] || fail "no wakeup event 5 s after the host sent 20000 bytes"
+		usleep 10000
+	done
+	m=$(wakeup_count 10)
+	t1=$(now_ms)
+	info "reader not reading: the port's source was released $((t1 - t0)) ms after the host sent 20000 bytes"
+	[ $((t1 - t0)) -le 6000 ] || fail "the port's source stayed active $((t1 - t0)) ms for data nobody reads"
+	n=$(wakeup_count)
+	host every 200 "$write" MORE
+	sid=$_host_seq
+	sleep 3
+	host cancel $sid
+	m=$(wakeup_count 3)
+	expect_eq "global wakeup_count while the sender kept sending to a stalled reader" "$m" "$n"
+	echo "$n" >/sys/power/wakeup_count || fail "count $n rejected: data nobody reads was reported"
+	info "ok: a sender nobody reads reports nothing once the line discipline stalled"
+	timeout 8 cat <&3 >/tmp/drained
+	got=$(wc -c </tmp/drained)
+	info "the reader drained $got bytes"
+	[ "$got" -ge 20000 ] || fail "only $got of the 20000 bytes (and more) arrived"
+	settle
+	n=$(wakeup_count)
+	host "$write" AGAIN
+	expect_eq "data after the drain" "$(timeout 5 head -c 5 <&3)" AGAIN
+	if echo "$n" >/sys/power/wakeup_count 2>/dev/null; then
+		fail "stale count $n accepted: data read again is no event after the stall"
+	fi
+	info "ok: once read again, received data is a wakeup event again"
+}

@@ -6,8 +6,8 @@
 . /tests/lib.sh
 . /tests/serial-lib.sh
 # The plan's first test: nothing has set ttyS1's hold yet, so this is the
-# kernel's default, 0 (off: awake receives report nothing).
-pristine || expect_eq "default wakeup_hold_ms (off)" "$(cat $TTY/wakeup_hold_ms)" 0
+# kernel's default, 0 (held until the line discipline takes the data).
+pristine || expect_eq "default wakeup_hold_ms" "$(cat $TTY/wakeup_hold_ms)" 0
 modem_open
 modem_drain
 settle

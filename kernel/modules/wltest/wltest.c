@@ -19,6 +19,13 @@
  * returns at once): a window after every device's suspend callback (serial
  * ports are suspended and their interrupts armed for wakeup) and before the
  * noirq phase, in which tests inject events, e.g. bytes on a serial port.
+ *
+ *   /sys/kernel/debug/wltest/prepare_ms
+ *
+ * makes the device's prepare callback sleep that long: a window after the
+ * wakeup_count handshake and the freezing of tasks, before any device is
+ * suspended (USB devices suspend asynchronously, so a window in a suspend
+ * callback would not keep them awake).
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
@@ -33,6 +40,19 @@ static struct wakeup_source *wltest_ws;
 static struct platform_device *wltest_pdev;
 static struct dentry *wltest_dir;
 static u32 wltest_suspend_late_ms;
+static u32 wltest_prepare_ms;
+
+static int wltest_prepare(struct device *dev)
+{
+	u32 ms = READ_ONCE(wltest_prepare_ms);
+
+	if (ms) {
+		dev_info(dev, "prepare: sleeping %u ms\n", ms);
+		msleep(ms);
+		dev_info(dev, "prepare: done\n");
+	}
+	return 0;
+}
 
 static int wltest_suspend_late(struct device *dev)
 {
@@ -47,6 +67,7 @@ static int wltest_suspend_late(struct device *dev)
 }
 
 static const struct dev_pm_ops wltest_pm_ops = {
+	.prepare = wltest_prepare,
 	SET_LATE_SYSTEM_SLEEP_PM_OPS(wltest_suspend_late, NULL)
 };
 
@@ -140,6 +161,7 @@ static int __init wltest_init(void)
 	debugfs_create_file("device", 0200, wltest_dir, NULL, &wltest_fops);
 	debugfs_create_u32("suspend_late_ms", 0600, wltest_dir,
 			   &wltest_suspend_late_ms);
+	debugfs_create_u32("prepare_ms", 0600, wltest_dir, &wltest_prepare_ms);
 	return 0;
 
 err_pdev:
