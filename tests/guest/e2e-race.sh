@@ -12,7 +12,7 @@
 #                             EPOLLWAKEUP, as for a deployment's client)
 #   wlhold=MS                 ttyS1 wakeup_hold_ms, where the kernel has it
 #                             (default 500; the kernel's own default, 0,
-#                             reports nothing while the system is awake)
+#                             holds until the line discipline takes the data)
 #   wldaemon=ARGS             extra wakelockd options, ',' for ' '
 #   wllogind=1                start the system bus and elogind first (the
 #                             logind image; the client may take inhibitors:

@@ -7,7 +7,8 @@
 # went to sleep.
 # Patched kernel: the data is a wakeup event, the suspend is aborted (-EBUSY)
 # and the data is there at once. Pristine kernel: no event, the guest
-# suspends with the call unread (asserted as the old behaviour).
+# suspends with the call unread (asserted as the old behaviour; under QEMU
+# the USB device is then reset on resume and the call is lost).
 . /tests/lib.sh
 . /tests/serial-lib.sh
 grep -q '^wltest ' /proc/modules || insmod /lib/modules/wltest.ko || fail "insmod wltest.ko"
@@ -34,14 +35,19 @@ echo 0 >$ctl/prepare_ms
 ds=$(($(suspend_stat success) - s0)) df=$(($(suspend_stat fail) - f0))
 errno=$(suspend_stat last_failed_errno)
 info "echo freeze: rc $rc, success +$ds, fail +$df, last_failed_errno $errno"
-got=$(timeout 10 head -c 4 <&3)
-expect_eq "bytes received on ttyUSB0" "$got" CALL
 timeout 10 head -c 4 <&5 >/dev/null
 if pristine; then
 	expect_eq "pristine: the suspend went ahead despite the call (success increment)" $ds 1
 	expect_eq "pristine: fail increment" $df 0
+	# Under QEMU the UHCI root hub comes back from suspend-to-idle reset, the
+	# converter is enumerated anew (ttyUSB1) and what the old ttyUSB0 held is
+	# gone: the call is lost, not only late. Shown, not judged.
+	got=$(timeout 3 head -c 4 <&3 2>/dev/null)
+	info "pristine: after the resume ttyUSB0 gave '$got'; converters now: $(ls /sys/bus/usb-serial/devices 2>/dev/null | tr '\n' ' ')"
 	exit 0
 fi
+got=$(timeout 10 head -c 4 <&3)
+expect_eq "bytes received on ttyUSB0" "$got" CALL
 expect_eq "suspend aborted: success increment" $ds 0
 expect_eq "suspend aborted: fail increment" $df 1
 expect_eq "last_failed_errno" "$errno" -16
