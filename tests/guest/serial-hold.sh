@@ -70,12 +70,7 @@ echo 0 >$TTY/wakeup_hold_ms
 settle
 n=$(wakeup_count) e0=$(port_events) a0=$(port_stat active_count) x0=$(port_stat expire_count)
 host modem-write D
-i=0
-while [ "$(port_events)" = "$e0" ]; do
-	i=$((i + 1))
-	[ $i -le 500 ] || fail "hold 0: no event 5 s after the host wrote"
-	usleep 10000
-done
+wait_event "$e0" "after the host wrote (hold 0)"
 m=$(wakeup_count 2)
 [ "$m" != "$n" ] || fail "hold 0: global wakeup_count did not move ($n)"
 expect_eq "hold 0: event_count growth" $(($(port_events) - e0)) 1

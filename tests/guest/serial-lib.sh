@@ -34,6 +34,17 @@ settle() {
 		fail "a wakeup source stayed active for ${1:-10}s"
 }
 
+# wait_event E0 WHAT: wait (at most 5 s) until the port's event count is no
+# longer E0.
+wait_event() {
+	local i=0
+	while [ "$(port_events)" = "$1" ]; do
+		i=$((i + 1))
+		[ $i -le 500 ] || fail "no wakeup event 5 s $2"
+		usleep 10000
+	done
+}
+
 # stall_test WRITE FILL: a reader that stops reading cannot be made to keep
 # the system awake by its sender (fd 3 is the open port, never read until the
 # end; WRITE and FILL are the host commands that feed it: modem-write and
@@ -45,17 +56,12 @@ settle() {
 #     accepted.
 #  3. Once the reader has drained everything, received data is an event again.
 stall_test() {
-	local write=$1 fill=$2 e0 t0 t1 n m i got sid
+	local write=$1 fill=$2 e0 t0 t1 n m got sid
 	settle
 	e0=$(port_events)
 	host "$fill" 20000
 	t0=$(now_ms)
-	i=0
-	while [ "$(port_events)" = "$e0" ]; do
-		i=$((i + 1))
-		[ $i -le 500 ] || fail "no wakeup event 5 s after the host sent 20000 bytes"
-		usleep 10000
-	done
+	wait_event "$e0" "after the host sent 20000 bytes"
 	m=$(wakeup_count 10)
 	t1=$(now_ms)
 	info "reader not reading: the port's source was released $((t1 - t0)) ms after the host sent 20000 bytes"

@@ -42,27 +42,26 @@ static struct dentry *wltest_dir;
 static u32 wltest_suspend_late_ms;
 static u32 wltest_prepare_ms;
 
+/* Sleep @ms in the PM callback @phase, saying so on the console (tests wait
+ * for "<phase>: sleeping" to inject their event). */
+static void wltest_window(struct device *dev, const char *phase, u32 ms)
+{
+	if (!ms)
+		return;
+	dev_info(dev, "%s: sleeping %u ms\n", phase, ms);
+	msleep(ms);
+	dev_info(dev, "%s: done\n", phase);
+}
+
 static int wltest_prepare(struct device *dev)
 {
-	u32 ms = READ_ONCE(wltest_prepare_ms);
-
-	if (ms) {
-		dev_info(dev, "prepare: sleeping %u ms\n", ms);
-		msleep(ms);
-		dev_info(dev, "prepare: done\n");
-	}
+	wltest_window(dev, "prepare", READ_ONCE(wltest_prepare_ms));
 	return 0;
 }
 
 static int wltest_suspend_late(struct device *dev)
 {
-	u32 ms = READ_ONCE(wltest_suspend_late_ms);
-
-	if (ms) {
-		dev_info(dev, "suspend_late: sleeping %u ms\n", ms);
-		msleep(ms);
-		dev_info(dev, "suspend_late: done\n");
-	}
+	wltest_window(dev, "suspend_late", READ_ONCE(wltest_suspend_late_ms));
 	return 0;
 }
 
