@@ -347,7 +347,8 @@ static uint32_t live_slots(const struct wl_shm_header *hdr)
 /* The memory floor of the scale pattern: CLIENTS regions of the same
  * size, each its own shared mapping like a client's memfd, and per pick
  * only what any layout of a hold must touch: a sequentially consistent
- * add and subtract on its depth and one store to its statistics line.
+ * add and subtract on its depth and one store to its statistics (the
+ * same line in this layout).
  * No library, no clock: what is left of a pair's growth with the number
  * of clients, over this floor's own growth, is the library's. */
 static struct wl_region **floor_map(int n)
@@ -372,9 +373,9 @@ static void floor_pair(struct wl_region *rg, uint64_t stamp)
 {
 	const unsigned last = WAKELOCK_MAX_HOLDS_PER_CLIENT - 1;
 
-	__atomic_fetch_add(&rg->depth[last], 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&rg->holds[last].depth, 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&rg->holds[last].since, stamp, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&rg->depth[last], 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&rg->holds[last].depth, 1, __ATOMIC_SEQ_CST);
 }
 
 static int cmd_scale(int want, double seconds)

@@ -34,7 +34,7 @@
  * a timed hold is pending (then until the earliest end): no periodic
  * wake-ups while the system is held awake.  Every event that can end or
  * change the wait writes the eventfd (powerloop_kick):
- *   the watched client's last hold ends  that client (slot.watched set)
+ *   the watched client's last hold ends  that client (hdr->watched[slot] set)
  *   an alarm's work done                the client (wakelock_alarm_done)
  *   client reaped, deny/allow change    the main thread (server.c)
  *   config reload, stop                 powerloop_set_params / _request_stop
@@ -386,7 +386,7 @@ static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int kee
 static void unwatch(struct powerloop *pl)
 {
 	if (pl->watch >= 0 && (uint32_t)pl->watch < pl->hdr->nslots)
-		__atomic_store_n(&pl->hdr->slots[pl->watch].watched, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&pl->hdr->watched[pl->watch], 0, __ATOMIC_SEQ_CST);
 	pl->watch = -1;
 }
 
@@ -411,7 +411,7 @@ static int watch_one(struct powerloop *pl)
 
 		if (!hdr->slots[i].allowed || !rg || !wl_region_holding(rg, now))
 			continue;
-		__atomic_store_n(&hdr->slots[i].watched, 1, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&hdr->watched[i], 1, __ATOMIC_SEQ_CST);
 		pl->watch = (int)i;
 		again = !wl_region_holding(rg, now);
 		break;

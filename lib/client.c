@@ -9,7 +9,7 @@
 #include "wl_client.h"
 
 int wl_client_register(wakelock_client *c, const char *path, int timeout_ms, int *sockp,
-                       struct wl_seg *pub, int *kick, struct wl_msg_rep *rep)
+                       const struct wl_shm_header **pub, int *kick, struct wl_msg_rep *rep)
 {
 	int fds[2], sock, r;
 
@@ -30,15 +30,12 @@ int wl_client_register(wakelock_client *c, const char *path, int timeout_ms, int
 		r = -EBADMSG;
 		goto fail_fds;
 	}
-	r = wl_seg_map_fd(fds[0], pub);
+	r = wl_pub_get(fds[0], pub);
 	fds[0] = -1;
 	if (r < 0) {
 		wl_set_error("shared segment rejected: %s", wakelock_strerror(r));
 		goto fail_fds;
 	}
-	/* The mapping is all we need of it: one descriptor less per client. */
-	close(pub->fd);
-	pub->fd = -1;
 	*kick = fds[1];
 	*sockp = sock;
 	return 0;
@@ -57,7 +54,7 @@ static void free_pubs(wakelock_client *c)
 		struct wl_pub_map *p = c->pubs;
 
 		c->pubs = p->next;
-		wl_seg_unmap(&p->seg);
+		wl_pub_put(p->hdr);
 		free(p);
 	}
 }
@@ -85,22 +82,22 @@ int wakelock_client_open(const char *socket_path, const char *name, wakelock_cli
 		return -ENOMEM;
 	}
 	memcpy(c->name, name, strlen(name) + 1);
-	c->sock = c->kick_fd = c->region_fd = c->pubs->seg.fd = c->resume_fd = -1;
+	c->sock = c->kick_fd = c->region_fd = c->resume_fd = -1;
 	r = wl_region_create(&c->region, &c->region_fd);
 	if (r < 0) {
 		wl_set_error("cannot create the client's shared region: %s", wakelock_strerror(r));
 		goto fail;
 	}
-	r = wl_client_register(c, socket_path, 5000, &c->sock, &c->pubs->seg, &c->kick_fd, &rep);
+	r = wl_client_register(c, socket_path, 5000, &c->sock, &c->pubs->hdr, &c->kick_fd, &rep);
 	if (r < 0)
 		goto fail;
-	c->pub = c->pubs->seg.hdr;
+	c->pub = c->pubs->hdr;
 	if (rep.slot >= c->pub->nslots) {
 		wl_set_error("wakelockd assigned an impossible slot");
 		r = -EBADMSG;
 		goto fail;
 	}
-	c->watched = &c->pub->slots[rep.slot].watched;
+	c->watched = &c->pub->watched[rep.slot];
 	pthread_mutex_init(&c->holds_lock, NULL);
 	pthread_mutex_init(&c->timed_lock, NULL);
 	pthread_mutex_init(&c->sock_lock, NULL);
@@ -131,11 +128,6 @@ fail:
 	if (c->region) {
 		munmap(c->region, sizeof(*c->region));
 		close(c->region_fd);
-	}
-	/* Nothing of the segment was mapped: nothing to unmap or close. */
-	if (!c->pubs->seg.hdr) {
-		free(c->pubs);
-		c->pubs = NULL;
 	}
 	free_pubs(c);
 	free(c);
@@ -225,8 +217,9 @@ void wakelock_client_close(wakelock_client *c)
 		return;
 	wl_watch_stop(c);
 	/* Holds the caller did not destroy go with the client. */
-	while (c->holds)
-		wakelock_hold_destroy(c->holds);
+	for (uint32_t i = 0; i < WAKELOCK_MAX_HOLDS_PER_CLIENT; i++)
+		if (c->hold_live[i / 64] & (1ull << (i % 64)))
+			wakelock_hold_destroy((wakelock_hold *)(void *)&c->region->holds[i]);
 	wl_alarm_forget_all(c);
 	pthread_mutex_destroy(&c->holds_lock);
 	pthread_mutex_destroy(&c->timed_lock);
@@ -239,6 +232,7 @@ void wakelock_client_close(wakelock_client *c)
 	munmap(c->region, sizeof(*c->region));
 	close(c->region_fd);
 	free_pubs(c);
+	free(c->meta);
 	free(c->sock_path);
 	free(c);
 }

@@ -63,18 +63,20 @@ int wakelock_epoll_add(int epfd, int fd, uint32_t events, uint64_t data)
 int wakelock_epoll_wait(wakelock_hold *h, int epfd, struct epoll_event *events,
                   int maxevents, int timeout_ms)
 {
+	struct wl_hold_meta *m;
 	int n, r;
 
 	if (!h)
 		return -EINVAL;
+	m = wl_hold_meta(h);
 	/*
 	 * Release the previous batch's hold before blocking.  This is safe:
 	 * the kernel's EPOLLWAKEUP source for that batch is still active
 	 * until the epoll_wait() below runs, so the daemon cannot complete a
 	 * wakeup_count handshake in between.
 	 */
-	if (h->epoll_held) {
-		h->epoll_held = 0;
+	if (m->epoll_held) {
+		m->epoll_held = 0;
 		wakelock_hold_release(h);
 	}
 	do
@@ -87,7 +89,7 @@ int wakelock_epoll_wait(wakelock_hold *h, int epfd, struct epoll_event *events,
 		r = wakelock_hold_acquire(h);
 		if (r < 0)
 			return r;
-		h->epoll_held = 1;
+		m->epoll_held = 1;
 	}
 	return n;
 }

@@ -1,15 +1,40 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Named holds.  The fast path, wakelock_hold_acquire and wakelock_hold_release of an
- * untimed hold, touches the client's own region and reads one word of
- * the daemon's: no lock, no system call (wl_region.h has the handshake).
- * Creating and destroying a hold are requests to the daemon, which keeps
- * the names.
+ * untimed hold, touches the hold's line in the client's own region and
+ * reads one word of the daemon's: no lock, no system call (wl_region.h
+ * has the handshake).  A hold handle is the address of its line
+ * (struct wl_region_hold), whose `owner` word leads back to the client,
+ * so a pair touches no other memory of its own than that line: with many
+ * clients, one page a pair.  Creating and destroying a hold are requests
+ * to the daemon, which keeps the names.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "wl_client.h"
+
+static struct wl_region_hold *line_of(wakelock_hold *h)
+{
+	return (struct wl_region_hold *)(void *)h;
+}
+
+static wakelock_client *client_of(const struct wl_region_hold *rh)
+{
+	return (wakelock_client *)(uintptr_t)rh->owner;
+}
+
+uint32_t wl_hold_index(const wakelock_hold *h)
+{
+	const struct wl_region_hold *rh = (const struct wl_region_hold *)(const void *)h;
+
+	return (uint32_t)(rh - client_of(rh)->region->holds);
+}
+
+struct wl_hold_meta *wl_hold_meta(wakelock_hold *h)
+{
+	return &client_of(line_of(h))->meta[wl_hold_index(h)];
+}
 
 /* A free index of the client's region (holds_lock held), -1 if none. */
 static int index_take(wakelock_client *c)
@@ -33,7 +58,6 @@ static void index_put(wakelock_client *c, uint32_t i)
 int wakelock_hold_create(wakelock_client *c, const char *name, wakelock_hold **out)
 {
 	struct wl_region_hold *rh;
-	wakelock_hold *h;
 	int r, i;
 
 	if (!c || !out)
@@ -42,21 +66,19 @@ int wakelock_hold_create(wakelock_client *c, const char *name, wakelock_hold **o
 	r = wl_name_check(name);
 	if (r < 0)
 		return r;
-	h = calloc(1, sizeof(*h));
-	if (!h)
-		return -ENOMEM;
 	/* The region entry is ours to pick; the daemon records the name at
 	 * the same index (an alarm's hold, the daemon's, may hold one). */
 	pthread_mutex_lock(&c->holds_lock);
-	i = index_take(c);
+	if (!c->meta)
+		c->meta = calloc(WAKELOCK_MAX_HOLDS_PER_CLIENT, sizeof(*c->meta));
+	i = c->meta ? index_take(c) : -2;
 	pthread_mutex_unlock(&c->holds_lock);
-	if (i < 0) {
-		free(h);
-		return -ENOSPC;
-	}
-	rh = &c->region->holds[i];
-	memset(rh, 0, sizeof(*rh));
+	if (i == -2)
+		return -ENOMEM;
 	for (;;) {
+		if (i < 0)
+			return -ENOSPC;
+		memset(&c->region->holds[i], 0, sizeof(c->region->holds[i]));
 		r = wl_client_hold_request(c, WL_OP_HOLD_CREATE, name, i);
 		if (r != -EEXIST)
 			break;
@@ -64,57 +86,46 @@ int wakelock_hold_create(wakelock_client *c, const char *name, wakelock_hold **o
 		pthread_mutex_lock(&c->holds_lock);
 		i = index_take(c);
 		pthread_mutex_unlock(&c->holds_lock);
-		if (i < 0) {
-			r = -ENOSPC;
-			break;
-		}
-		memset(&c->region->holds[i], 0, sizeof(c->region->holds[i]));
 	}
-	if (r < 0) {
-		/* Indices the daemon refused stay marked used: they belong to
-		 * its alarm holds. */
-		free(h);
+	/* Indices the daemon refused stay marked used: they belong to its
+	 * alarm holds. */
+	if (r < 0)
 		return r;
-	}
-	h->c = c;
-	h->index = (uint32_t)i;
-	memcpy(h->name, name, strlen(name) + 1);
+	rh = &c->region->holds[i];
+	rh->owner = (uint64_t)(uintptr_t)c;
 	pthread_mutex_lock(&c->holds_lock);
-	h->next = c->holds;
-	if (h->next)
-		h->next->pprev = &h->next;
-	h->pprev = &c->holds;
-	c->holds = h;
+	memcpy(c->meta[i].name, name, strlen(name) + 1);
+	c->meta[i].epoll_held = 0;
+	c->hold_live[i / 64] |= 1ull << (i % 64);
 	pthread_mutex_unlock(&c->holds_lock);
-	*out = h;
+	*out = (wakelock_hold *)(void *)rh;
 	return 0;
 }
 
 void wakelock_hold_destroy(wakelock_hold *h)
 {
-	wakelock_client *c;
 	struct wl_region_hold *rh;
+	wakelock_client *c;
+	uint32_t i;
 
 	if (!h)
 		return;
-	c = h->c;
-	rh = &c->region->holds[h->index];
+	rh = line_of(h);
+	c = client_of(rh);
+	i = wl_hold_index(h);
 	pthread_mutex_lock(&c->holds_lock);
-	*h->pprev = h->next;
-	if (h->next)
-		h->next->pprev = h->pprev;
+	c->hold_live[i / 64] &= ~(1ull << (i % 64));
 	pthread_mutex_unlock(&c->holds_lock);
 	/* Release whatever depth it had, then the entry. */
 	pthread_mutex_lock(&c->timed_lock);
-	__atomic_store_n(&c->region->depth[h->index], 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&rh->depth, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&rh->deadline, 0, __ATOMIC_RELAXED);
 	wl_client_timed_changed(c, wl_now_mono());
 	pthread_mutex_unlock(&c->timed_lock);
-	wl_client_hold_request(c, WL_OP_HOLD_DESTROY, NULL, (int)h->index);
+	wl_client_hold_request(c, WL_OP_HOLD_DESTROY, NULL, (int)i);
 	pthread_mutex_lock(&c->holds_lock);
-	index_put(c, h->index);
+	index_put(c, i);
 	pthread_mutex_unlock(&c->holds_lock);
-	free(h);
 }
 
 /* The fast path: our hold's depth, then the daemon's phase. */
@@ -126,16 +137,16 @@ int wakelock_hold_acquire(wakelock_hold *h)
 
 	if (!h)
 		return -EINVAL;
-	c = h->c;
+	rh = line_of(h);
+	c = client_of(rh);
 	if (__atomic_load_n(&c->lost, __ATOMIC_RELAXED)) {
 		wl_set_error("wakelockd has exited or been replaced");
 		return -ENOTCONN;
 	}
-	rh = &c->region->holds[h->index];
 	/* Publish, then look at the daemon (wl_region.h). */
-	d = __atomic_fetch_add(&c->region->depth[h->index], 1, __ATOMIC_SEQ_CST);
+	d = __atomic_fetch_add(&rh->depth, 1, __ATOMIC_SEQ_CST);
 	if (d >= WL_DEPTH_MAX) {
-		__atomic_fetch_sub(&c->region->depth[h->index], 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_sub(&rh->depth, 1, __ATOMIC_SEQ_CST);
 		return -EOVERFLOW;
 	}
 	if (d == 0) {
@@ -160,8 +171,8 @@ int wakelock_hold_acquire(wakelock_hold *h)
 
 static int release_timed(wakelock_hold *h)
 {
-	wakelock_client *c = h->c;
-	struct wl_region_hold *rh = &c->region->holds[h->index];
+	struct wl_region_hold *rh = line_of(h);
+	wakelock_client *c = client_of(rh);
 	uint64_t now = wl_now_mono();
 	int r = 0;
 
@@ -187,17 +198,17 @@ int wakelock_hold_release(wakelock_hold *h)
 
 	if (!h)
 		return -EINVAL;
-	c = h->c;
+	rh = line_of(h);
+	c = client_of(rh);
 	if (__atomic_load_n(&c->lost, __ATOMIC_RELAXED)) {
 		wl_set_error("wakelockd has exited or been replaced");
 		return -ENOTCONN;
 	}
-	rh = &c->region->holds[h->index];
-	d = __atomic_load_n(&c->region->depth[h->index], __ATOMIC_RELAXED);
+	d = __atomic_load_n(&rh->depth, __ATOMIC_RELAXED);
 	do {
 		if (d == 0)
 			return release_timed(h);
-	} while (!__atomic_compare_exchange_n(&c->region->depth[h->index], &d, d - 1, 1,
+	} while (!__atomic_compare_exchange_n(&rh->depth, &d, d - 1, 1,
 	                                      __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
 	if (d == 1) {
 		uint64_t since = __atomic_load_n(&rh->since, __ATOMIC_RELAXED), now = wl_now_coarse();
@@ -223,19 +234,19 @@ int wakelock_hold_acquire_timeout(wakelock_hold *h, uint32_t timeout_ms)
 
 	if (!h)
 		return -EINVAL;
-	c = h->c;
+	rh = line_of(h);
+	c = client_of(rh);
 	if (__atomic_load_n(&c->lost, __ATOMIC_RELAXED)) {
 		wl_set_error("wakelockd has exited or been replaced");
 		return -ENOTCONN;
 	}
-	rh = &c->region->holds[h->index];
 	now = wl_now_mono();
 	/* A zero timeout is a hold that lapses at once: valid, no effect. */
 	dl = now + (uint64_t)(timeout_ms ? timeout_ms : 0) * 1000000u;
 	pthread_mutex_lock(&c->timed_lock);
 	if (dl > __atomic_load_n(&rh->deadline, __ATOMIC_RELAXED)) {
 		if (__atomic_load_n(&rh->deadline, __ATOMIC_RELAXED) <= now &&
-		    __atomic_load_n(&c->region->depth[h->index], __ATOMIC_RELAXED) == 0)
+		    __atomic_load_n(&rh->depth, __ATOMIC_RELAXED) == 0)
 			__atomic_store_n(&rh->activations, __atomic_load_n(&rh->activations,
 			                 __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 		__atomic_store_n(&rh->deadline, dl, __ATOMIC_RELAXED);
@@ -257,7 +268,7 @@ int wakelock_hold_is_held(wakelock_hold *h)
 
 	if (!h)
 		return -EINVAL;
-	rh = &h->c->region->holds[h->index];
-	return __atomic_load_n(&h->c->region->depth[h->index], __ATOMIC_RELAXED) > 0 ||
+	rh = line_of(h);
+	return __atomic_load_n(&rh->depth, __ATOMIC_RELAXED) > 0 ||
 	       __atomic_load_n(&rh->deadline, __ATOMIC_RELAXED) > wl_now_mono();
 }

@@ -122,6 +122,21 @@ int wl_seg_create(struct wl_seg *seg, uint32_t nslots)
 	return 0;
 }
 
+/*
+ * The power thread writes header and slot words (atomically) while the
+ * main thread snapshots them: copy word by word with relaxed atomic loads
+ * rather than memcpy, which would be a data race.  A snapshot may mix
+ * words of two moments, as any reader of the live segment sees them.
+ */
+static void copy_words(void *dst, const void *src, size_t len)
+{
+	uint32_t *d = dst;
+	const uint32_t *s = src;
+
+	for (size_t k = 0; k < len / sizeof(*d); k++)
+		d[k] = __atomic_load_n(&s[k], __ATOMIC_RELAXED);
+}
+
 int wl_seg_snapshot(const struct wl_shm_header *hdr)
 {
 	size_t len = wl_shm_total_size(hdr->nslots);
@@ -137,10 +152,13 @@ int wl_seg_snapshot(const struct wl_shm_header *hdr)
 		return r;
 	}
 	/* The header and the live slots: the rest reads as free. */
-	memcpy(copy, hdr, sizeof(*hdr));
+	_Static_assert(sizeof(*hdr) % sizeof(uint32_t) == 0 &&
+	               sizeof(hdr->slots[0]) % sizeof(uint32_t) == 0, "word copies");
+	copy_words(copy, hdr, sizeof(*hdr));
 	memset(&copy->lock, 0, sizeof(copy->lock));
 	for (uint32_t k = 0; k < hdr->nlive; k++)
-		copy->slots[hdr->order[k]] = hdr->slots[hdr->order[k]];
+		copy_words(&copy->slots[hdr->order[k]], &hdr->slots[hdr->order[k]],
+		           sizeof(hdr->slots[0]));
 	munmap(copy, len);
 	if (fcntl(fd, F_ADD_SEALS, WL_SEG_SEALS | F_SEAL_WRITE) < 0) {
 		r = -errno;

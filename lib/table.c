@@ -14,16 +14,8 @@
 #include <time.h>
 #include "wl_region.h"
 
-uint64_t wl_clock_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);   /* vDSO for these clocks: no system call */
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 uint64_t wl_now_mono(void) { return wl_clock_ns(CLOCK_MONOTONIC); }
 uint64_t wl_now_real(void) { return wl_clock_ns(CLOCK_REALTIME); }
-uint64_t wl_now_coarse(void) { return wl_clock_ns(CLOCK_MONOTONIC_COARSE); }
 
 void wl_table_update_rt_offset(struct wl_shm_header *hdr)
 {
@@ -307,7 +299,7 @@ void wl_table_slot_free(struct wl_shm_header *hdr, uint32_t slot, uint64_t now)
 	if (s->holding && s->allowed && hdr->holders > 0)
 		hdr->holders--;
 	s->holding = 0;
-	s->watched = 0;
+	__atomic_store_n(&hdr->watched[slot], 0, __ATOMIC_SEQ_CST);
 	s->next_deadline = 0;
 	/* FREE first, then out of the live-slot list:
 	 * swap with the last live entry. */
@@ -500,7 +492,7 @@ void wl_table_sync(struct wl_shm_header *hdr, const struct wl_region *const *reg
 				const struct wl_region_hold *rh = &rg->holds[j];
 				int was = h->active;
 
-				h->depth = ONCE(rg->depth[j]);
+				h->depth = ONCE(rh->depth);
 				h->deadline = ONCE(rh->deadline);
 				h->active = h->depth > 0 || h->deadline > now;
 				if (h->active && !was) {

@@ -50,14 +50,13 @@ static int reregister(wakelock_client *c)
 
 	if (!pm)
 		return -ENOMEM;
-	pm->seg.fd = -1;
-	r = wl_client_register(c, c->sock_path, 200, &sock, &pm->seg, &kick, &rep);
+	r = wl_client_register(c, c->sock_path, 200, &sock, &pm->hdr, &kick, &rep);
 	if (r < 0) {
 		free(pm);
 		return r;
 	}
-	if (rep.slot >= pm->seg.hdr->nslots) {
-		wl_seg_unmap(&pm->seg);
+	if (rep.slot >= pm->hdr->nslots) {
+		wl_pub_put(pm->hdr);
 		free(pm);
 		close(sock);
 		close(kick);
@@ -73,7 +72,7 @@ static int reregister(wakelock_client *c)
 	close(sock);
 	close(kick);
 	if (r < 0) {
-		wl_seg_unmap(&pm->seg);
+		wl_pub_put(pm->hdr);
 		free(pm);
 		return r;
 	}
@@ -84,8 +83,8 @@ static int reregister(wakelock_client *c)
 	c->pubs = pm;
 	pthread_mutex_unlock(&c->holds_lock);
 	/* Waiters on the old daemon's phase look again (wl_client_wait_open). */
-	__atomic_store_n(&c->watched, &pm->seg.hdr->slots[rep.slot].watched, __ATOMIC_RELEASE);
-	__atomic_store_n(&c->pub, pm->seg.hdr, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->watched, &pm->hdr->watched[rep.slot], __ATOMIC_RELEASE);
+	__atomic_store_n(&c->pub, pm->hdr, __ATOMIC_RELEASE);
 	/* The new daemon may already wait on us: tell it to look. */
 	wl_client_kick(c);
 	/* The names, at the indices the region has them (copied first: a
@@ -94,9 +93,11 @@ static int reregister(wakelock_client *c)
 	unsigned n = 0;
 
 	pthread_mutex_lock(&c->holds_lock);
-	for (wakelock_hold *h = c->holds; h && n < WAKELOCK_MAX_HOLDS_PER_CLIENT; h = h->next) {
-		names[n].index = h->index;
-		memcpy(names[n].name, h->name, WAKELOCK_NAME_MAX);
+	for (uint32_t i = 0; i < WAKELOCK_MAX_HOLDS_PER_CLIENT; i++) {
+		if (!(c->hold_live[i / 64] & (1ull << (i % 64))))
+			continue;
+		names[n].index = i;
+		memcpy(names[n].name, c->meta[i].name, WAKELOCK_NAME_MAX);
 		n++;
 	}
 	pthread_mutex_unlock(&c->holds_lock);

@@ -7,19 +7,26 @@
 #include "wl_region.h"
 
 /* Published segments of daemons this client registered with: the
- * current one is c->pub; earlier ones stay mapped until close, because
- * a thread on the fast path may still be reading one (they are a few
- * pages each, one per daemon restart). */
+ * current one is c->pub; earlier ones stay referenced until close,
+ * because a thread on the fast path may still be reading one (they are a
+ * few pages each, one per daemon restart). */
 struct wl_pub_map {
-	struct wl_seg seg;
+	const struct wl_shm_header *hdr;     /* from wl_pub_get */
 	struct wl_pub_map *next;
 };
 
+/* The library's own record of a hold, beside its line in the region
+ * (the daemon has no use for it). */
+struct wl_hold_meta {
+	char name[WAKELOCK_NAME_MAX];
+	int epoll_held;   /* acquired by wakelock_epoll_wait, to release next call */
+};
+
 struct wakelock_client {
-	/* The fast path reads these and nothing else. */
+	/* The fast path reads these and, of the region, the hold's line. */
 	struct wl_region *region;            /* ours, read-write */
 	const struct wl_shm_header *pub;     /* the daemon's, read-only (atomic) */
-	const uint32_t *watched;             /* our slot's flag in *pub (atomic) */
+	const uint32_t *watched;             /* pub->watched[our slot] (atomic) */
 	int kick_fd;                         /* the daemon's eventfd */
 	int lost;                            /* atomic: the daemon is gone for good */
 
@@ -28,10 +35,16 @@ struct wakelock_client {
 	int sock;
 	uint32_t slot;
 	uint64_t client_id;
-	pthread_mutex_t holds_lock;  /* guards the lists and hold_used */
-	struct wakelock_hold *holds;       /* destroyed by wakelock_client_close */
-	struct wakelock_alarm *alarms;     /* likewise */
+	pthread_mutex_t holds_lock;  /* guards alarms, meta and the bitmaps */
+	struct wakelock_alarm *alarms;     /* destroyed by wakelock_client_close */
+	/* Indices taken (ours, or refused by the daemon: its alarm holds),
+	 * and those of our holds, destroyed by wakelock_client_close. */
 	uint64_t hold_used[WAKELOCK_MAX_HOLDS_PER_CLIENT / 64];
+	uint64_t hold_live[WAKELOCK_MAX_HOLDS_PER_CLIENT / 64];
+	/* [WAKELOCK_MAX_HOLDS_PER_CLIENT], allocated with the first hold:
+	 * apart from the fields above, which the fast path reads, so that
+	 * clients stay small and close together in memory. */
+	struct wl_hold_meta *meta;
 	/* Timed holds change timed_until, which is one word for all of
 	 * them: those changes are serialised (not the untimed fast path). */
 	pthread_mutex_t timed_lock;
@@ -46,14 +59,6 @@ struct wakelock_client {
 	int watching;
 };
 
-struct wakelock_hold {
-	wakelock_client *c;
-	uint32_t index;
-	int epoll_held;   /* acquired by wakelock_epoll_wait, to release next call */
-	char name[WAKELOCK_NAME_MAX];
-	struct wakelock_hold *next, **pprev;
-};
-
 struct wakelock_alarm {
 	wakelock_client *c;
 	uint32_t index;   /* in the slot's alarms[] */
@@ -64,11 +69,23 @@ struct wakelock_alarm {
 	struct wakelock_alarm *next, **pprev;
 };
 
+/* A wakelock_hold is the address of its line in the client's region
+ * (hold.c): its index there. */
+uint32_t wl_hold_index(const wakelock_hold *h);
+/* Its record in the client's meta (h must be a live hold). */
+struct wl_hold_meta *wl_hold_meta(wakelock_hold *h);
+
+/* pubmap.c: the daemon's published segment, mapped read-only once per
+ * process however many clients register with that daemon: their fast
+ * paths then read the same pages.  wl_pub_get takes fd in every case. */
+int wl_pub_get(int fd, const struct wl_shm_header **hdr);
+void wl_pub_put(const struct wl_shm_header *hdr);
+
 /* client.c */
 /* Register c (its name and region) on a new connection to path: on
- * success *sock, *pub (mapped read-only), *kick and the reply. */
+ * success *sock, *pub (wl_pub_get), *kick and the reply. */
 int wl_client_register(wakelock_client *c, const char *path, int timeout_ms, int *sock,
-                       struct wl_seg *pub, int *kick, struct wl_msg_rep *rep);
+                       const struct wl_shm_header **pub, int *kick, struct wl_msg_rep *rep);
 /* Ask the daemon for a hold entry named name at index want (-1: any). */
 int wl_client_hold_request(wakelock_client *c, uint16_t op, const char *name, int want);
 /* Wake the daemon (it waits for holds to end). */

@@ -15,12 +15,12 @@
  * or lose its own holds: nothing else.
  *
  * The handshake with the daemon (Dekker's, in both directions):
- *   acquire:  client  depth[i] += 1 (seq_cst); read hdr->phase
+ *   acquire:  client  holds[i].depth += 1 (seq_cst); read hdr->phase
  *             daemon  phase = CLOSED (seq_cst); read every depth
  *     Either the daemon sees the hold, or the client sees CLOSED and
  *     waits for OPEN: its acquire returns once the attempt is over.
- *   release:  client  depth[i] -= 1 (seq_cst); read its slot's `watched`
- *             daemon  watched = 1 (seq_cst); read that client's depths
+ *   release:  client  holds[i].depth -= 1 (seq_cst); read hdr->watched[slot]
+ *             daemon  hdr->watched[slot] = 1 (seq_cst); read that client's depths
  *     Either the daemon sees the release, or the client sees `watched`
  *     and writes the daemon's eventfd.  The daemon watches one holder at
  *     a time (the wait ends only when all are done), so the releases of
@@ -36,19 +36,31 @@
 /* Untimed nesting of one hold stops here (-EOVERFLOW). */
 #define WL_DEPTH_MAX 0x7fffffffu
 
-/* One hold's timed part and statistics, on a cache line of its own. */
+/*
+ * One hold: everything the fast path touches, on one cache line of its
+ * own.  The depth sits with the hold's statistics so that a pair costs
+ * one line of one page whatever the number of holds and clients (a
+ * layout with the depths side by side and the statistics elsewhere costs
+ * two pages a pair, and page walks once there are many clients:
+ * bench/README.md, figure 2).
+ */
 struct wl_region_hold {
+	uint32_t depth;         /* untimed nesting: what the daemon decides on */
+	/* Its first activation in the daemon's attempt_epoch first_epoch:
+	 * what the wake ledger counts as a claim. */
+	uint32_t first_epoch;
 	uint64_t deadline;      /* CLOCK_MONOTONIC ns of a timed hold, 0 = none */
 	uint64_t activations;   /* times it became active (statistics) */
 	uint64_t held_ns;       /* time active, CLOCK_MONOTONIC_COARSE */
 	uint64_t since;         /* COARSE ns it became active */
-	/* Its first activation in the daemon's attempt_epoch first_epoch
-	 * (ABI 4.1): what the wake ledger counts as a claim. */
 	uint64_t first_since;   /* COARSE ns */
-	uint32_t first_epoch;
-	uint32_t pad;
-	uint64_t reserved[2];
-};
+	/* The library's own word, never read by the daemon: the address of
+	 * the wakelock_client this hold belongs to (the hold handle is the
+	 * address of this line, lib/hold.c). */
+	uint64_t owner;
+	uint64_t reserved;
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct wl_region_hold) == 64, "a hold is one cache line");
 
 struct wl_region {
 	uint32_t magic;
@@ -57,12 +69,10 @@ struct wl_region {
 	uint32_t size;
 	uint32_t nholds;
 	uint8_t pad0[48];
-	/* What the daemon decides on: the untimed depth of each hold (the
-	 * fast path's one atomic update; 8 cache lines for 128 holds), and
-	 * the latest deadline of the timed ones. */
-	uint64_t timed_until;   /* 0 = none */
+	/* The latest deadline of the timed holds (0 = none): one word for
+	 * all of them, so that the daemon need not look at each. */
+	uint64_t timed_until;
 	uint8_t pad1[56];
-	uint32_t depth[WAKELOCK_MAX_HOLDS_PER_CLIENT];
 	/* Per alarm (index as the daemon assigned it): the fires whose work
 	 * the client has finished (wakelock_alarm_done). */
 	uint64_t alarm_done[WAKELOCK_MAX_ALARMS_PER_CLIENT];
@@ -73,7 +83,7 @@ struct wl_region {
 static inline int wl_region_untimed_idle(const struct wl_region *rg)
 {
 	for (uint32_t j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++)
-		if (__atomic_load_n(&rg->depth[j], __ATOMIC_SEQ_CST))
+		if (__atomic_load_n(&rg->holds[j].depth, __ATOMIC_SEQ_CST))
 			return 0;
 	return 1;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The daemon's published state (ABI 4): a memfd that only wakelockd
+ * The daemon's published state (ABI 5): a memfd that only wakelockd
  * writes.  It maps it read-write, then seals it (F_SEAL_FUTURE_WRITE,
  * SHRINK, GROW): every client and the CLI get the descriptor over the
  * socket and can map it read-only, nothing more.  Clients write nothing
@@ -35,8 +35,8 @@
 #include "wakelock.h"
 
 #define WL_SHM_MAGIC 0x444b4c57u        /* "WLKD" little-endian */
-#define WL_ABI_MAJOR 4u                 /* incompatible layout changes */
-#define WL_ABI_MINOR 1u                 /* compatible additions */
+#define WL_ABI_MAJOR 5u                 /* incompatible layout changes */
+#define WL_ABI_MINOR 0u                 /* compatible additions */
 /*
  * Sizing: 1024 clients x 128 holds.  A published hold entry is 64 bytes;
  * the memfd is ~10 MiB of address space but only the header and the slots
@@ -129,11 +129,7 @@ struct wl_shm_slot {
 	uint32_t dactive;       /* of which daemon-owned (exact, not mirrored) */
 	uint32_t holding;       /* at the daemon's last look: keeps the system awake */
 	uint32_t alarm_count;   /* alarms in use */
-	/* 1: the daemon waits for this client's last hold to end, and the
-	 * client must write its eventfd when it does (lib/hold.c).  One
-	 * holder at a time is watched, so other clients' releases make no
-	 * system call while the daemon waits. */
-	uint32_t watched;
+	uint32_t pad;
 	uint32_t pos;           /* derived: index in hdr->order while LIVE */
 	uint64_t registered_rt; /* CLOCK_REALTIME ns */
 	uint64_t active_since;  /* CLOCK_MONOTONIC ns when active became > 0 */
@@ -217,12 +213,20 @@ struct wl_shm_header {
 	uint32_t nlive;         /* derived: live slots = order[0..nlive) */
 	uint32_t alarm_timeout_ms; /* the daemon's, for clients renewing an alarm's hold */
 	struct wl_shm_dstats dstats;
-	/* Suspend attempts begun (ABI 4.1).  A client stamps a hold's first
+	/* Suspend attempts begun.  A client stamps a hold's first
 	 * activation in each epoch with it, so that the wake ledger can tell
 	 * which holds were taken after an attempt, however often they were
 	 * taken again before the daemon looked (docs/ledger.md). */
 	uint32_t attempt_epoch;
 	uint8_t reserved[252];
+	/* watched[slot] = 1: the daemon waits for that client's last hold to
+	 * end, and the client must write its eventfd when it does
+	 * (lib/hold.c).  One holder at a time is watched, so other clients'
+	 * releases make no system call while the daemon waits.  Side by side
+	 * rather than in the slots: every client's release reads its flag,
+	 * and one page for all keeps that read from costing a page per
+	 * client. */
+	uint32_t watched[WL_MAX_CLIENTS];
 	uint32_t order[WL_MAX_CLIENTS];
 	struct wl_shm_slot slots[];
 };
@@ -280,11 +284,25 @@ int wl_phase_wait(const struct wl_shm_header *hdr, uint32_t phase, uint64_t time
 #define WL_NOW_LAZY 0u
 struct wl_region;
 /* Nanoseconds on clock id (CLOCK_BOOTTIME, ...): the one conversion of a
- * timespec in the project's C code. */
-uint64_t wl_clock_ns(clockid_t id);
+ * timespec in the project's C code.  Inline, with the coarse clock of the
+ * hold statistics: the fast path stamps both edges of a hold, and under
+ * an emulator (QEMU TCG) every call and return it saves is a lookup of
+ * translated code. */
+static inline uint64_t wl_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);   /* vDSO for these clocks: no system call */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t wl_now_coarse(void)
+{
+	return wl_clock_ns(CLOCK_MONOTONIC_COARSE);
+}
+
 uint64_t wl_now_mono(void);
 uint64_t wl_now_real(void);
-uint64_t wl_now_coarse(void);
 /* Refresh hdr->rt_offset (daemon). */
 void wl_table_update_rt_offset(struct wl_shm_header *hdr);
 void wl_table_recount(struct wl_shm_header *hdr, uint64_t now);

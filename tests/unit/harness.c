@@ -234,7 +234,7 @@ void hd_region_acquire(struct wl_region *rg, uint32_t i, const struct wl_shm_hea
 		if (dl > __atomic_load_n(&rg->timed_until, __ATOMIC_RELAXED))
 			__atomic_store_n(&rg->timed_until, dl, __ATOMIC_SEQ_CST);
 	} else {
-		__atomic_fetch_add(&rg->depth[i], 1, __ATOMIC_SEQ_CST);
+		__atomic_fetch_add(&rg->holds[i].depth, 1, __ATOMIC_SEQ_CST);
 	}
 	while (__atomic_load_n(&pub->phase, __ATOMIC_SEQ_CST) != WL_PHASE_OPEN)
 		wl_phase_wait(pub, WL_PHASE_CLOSED, 10000000u);
@@ -245,9 +245,9 @@ void hd_region_release(struct wl_region *rg, uint32_t slot, uint32_t i,
 {
 	uint64_t one = 1;
 
-	if (__atomic_fetch_sub(&rg->depth[i], 1, __ATOMIC_SEQ_CST) == 1 &&
+	if (__atomic_fetch_sub(&rg->holds[i].depth, 1, __ATOMIC_SEQ_CST) == 1 &&
 	    wl_region_untimed_idle(rg) &&
-	    __atomic_load_n(&pub->slots[slot].watched, __ATOMIC_SEQ_CST) &&
+	    __atomic_load_n(&pub->watched[slot], __ATOMIC_SEQ_CST) &&
 	    write(kick_fd, &one, sizeof(one)) < 0) {
 		/* full counter: the loop wakes anyway */
 	}

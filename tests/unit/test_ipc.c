@@ -108,6 +108,58 @@ static void test_basic(void **st)
 	                 -ENAMETOOLONG);
 }
 
+/* Mappings of the daemon's published segment in this process. */
+static int pub_mappings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "/memfd:wakelockd (deleted)") != NULL;
+	fclose(f);
+	return n;
+}
+
+/*
+ * The clients of one process share one mapping of the daemon's segment
+ * (lib/pubmap.c), whose last client unmaps it; each hold is a line of its
+ * own client's region, and clients stay independent of each other.
+ */
+static void test_clients_share_the_published_segment(void **st)
+{
+	struct env *e = *st;
+	wakelock_client *c1, *c2;
+	wakelock_hold *a, *b;
+	int n0 = pub_mappings();
+
+	assert_int_equal(wakelock_client_open(NULL, "one", &c1), 0);
+	assert_int_equal(pub_mappings(), n0 + 1);
+	assert_int_equal(wakelock_client_open(NULL, "two", &c2), 0);
+	assert_int_equal(pub_mappings(), n0 + 1);
+	assert_ptr_equal(c1->pub, c2->pub);
+	assert_ptr_not_equal(c1->watched, c2->watched);
+	assert_int_equal(wakelock_hold_create(c1, "a", &a), 0);
+	assert_int_equal(wakelock_hold_create(c2, "a", &b), 0);
+	/* The handle is the hold's line in its client's region. */
+	assert_ptr_equal(a, &c1->region->holds[wl_hold_index(a)]);
+	assert_ptr_equal(b, &c2->region->holds[wl_hold_index(b)]);
+	assert_int_equal(wakelock_hold_acquire(a), 0);
+	assert_int_equal(c1->region->holds[wl_hold_index(a)].depth, 1);
+	assert_int_equal(c2->region->holds[wl_hold_index(b)].depth, 0);
+	assert_int_equal(counter(e), 1);
+	wakelock_client_close(c1);                /* its hold goes with it */
+	assert_int_equal(pub_mappings(), n0 + 1);
+	assert_int_equal(counter(e), 0);
+	assert_int_equal(wakelock_hold_acquire(b), 0);
+	assert_int_equal(counter(e), 1);
+	assert_int_equal(wakelock_hold_release(b), 0);
+	assert_int_equal(counter(e), 0);
+	wakelock_client_close(c2);
+	assert_int_equal(pub_mappings(), n0);
+}
+
 static void test_no_daemon(void **st)
 {
 	wakelock_client *c;
@@ -881,6 +933,7 @@ int main(int argc, char **argv)
 
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_basic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_clients_share_the_published_segment, setup, teardown),
 		cmocka_unit_test(test_no_daemon),
 		cmocka_unit_test_setup_teardown(test_threads_and_processes_hammering, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_exit_while_holding_is_reaped, setup, teardown),

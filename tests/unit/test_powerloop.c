@@ -453,9 +453,9 @@ static void test_one_holder_watched(void **st)
 	pthread_create(&t, NULL, cycle_thread, f);
 	assert_true(hd_wait_for(parked, f, 2000));
 	hd_sleep_ms(50);
-	assert_int_equal(__atomic_load_n(&f->h->slots[f->slot].watched, __ATOMIC_SEQ_CST) +
-	                 __atomic_load_n(&f->h->slots[b].watched, __ATOMIC_SEQ_CST), 1);
-	watched = __atomic_load_n(&f->h->slots[f->slot].watched, __ATOMIC_SEQ_CST) ? f->slot : b;
+	assert_int_equal(__atomic_load_n(&f->h->watched[f->slot], __ATOMIC_SEQ_CST) +
+	                 __atomic_load_n(&f->h->watched[b], __ATOMIC_SEQ_CST), 1);
+	watched = __atomic_load_n(&f->h->watched[f->slot], __ATOMIC_SEQ_CST) ? f->slot : b;
 	unwatched = watched == f->slot ? b : f->slot;
 	hd_region_release(unwatched == b ? rb : f->rg, (uint32_t)unwatched,
 	                  (uint32_t)(unwatched == b ? kb : f->hold), f->h, f->pl.kick_fd);
@@ -468,7 +468,7 @@ static void test_one_holder_watched(void **st)
 	assert_int_equal((intptr_t)ret, 0);
 	assert_int_equal(f->fp.suspends, 1);
 	assert_int_equal(f->pl.wakeups, 1);
-	assert_int_equal(f->h->slots[watched].watched, 0);
+	assert_int_equal(f->h->watched[watched], 0);
 	f->regions[b] = NULL;
 	free(rb);
 }

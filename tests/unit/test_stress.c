@@ -71,8 +71,8 @@ static void victim_main(int wfd, int mode, unsigned seed)
 	if (mode == 1) {
 		/* Die with a half-made update of the region. */
 		wakelock_hold_acquire(h[0]);
-		c->region->depth[h[0]->index] += 5;
-		c->region->depth[WAKELOCK_MAX_HOLDS_PER_CLIENT - 1] += 3;
+		c->region->holds[wl_hold_index(h[0])].depth += 5;
+		c->region->holds[WAKELOCK_MAX_HOLDS_PER_CLIENT - 1].depth += 3;
 		if (write(wfd, "L", 1) != 1)
 			_exit(1);
 		for (;;)

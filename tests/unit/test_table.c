@@ -192,16 +192,16 @@ static void test_holders_from_regions(void **st)
 	regions[c] = rc;
 	assert_int_equal(wl_table_holders(h, regions, now, &next), 0);
 	assert_int_equal(next, 0);
-	ra->depth[0] = 1;
+	ra->holds[0].depth = 1;
 	rb->timed_until = now + 30 * MS;
-	rc->depth[9] = 5;                             /* denied: not counted */
+	rc->holds[9].depth = 5;                             /* denied: not counted */
 	assert_int_equal(wl_table_holders(h, regions, now, &next), 2);
 	assert_int_equal(next, now + 30 * MS);
 	assert_int_equal(h->holders, 2);
 	assert_true(h->slots[c].holding);             /* shown, not counted */
 	assert_int_equal(wl_table_holders(h, regions, now + 30 * MS, &next), 1);
 	assert_int_equal(next, 0);
-	ra->depth[0] = 0;
+	ra->holds[0].depth = 0;
 	assert_int_equal(wl_table_holders(h, regions, now, &next), 1);
 	/* A daemon-owned hold (an alarm's) counts like a client's. */
 	rb->timed_until = 0;
@@ -212,7 +212,7 @@ static void test_holders_from_regions(void **st)
 	assert_int_equal(wl_table_holders(h, regions, now + 20 * MS, &next), 0);
 	assert_int_equal(h->slots[a].expire_count, 1);
 	/* A reaped slot is gone from the decision with its region. */
-	ra->depth[0] = 3;
+	ra->holds[0].depth = 3;
 	wl_table_slot_free(h, a, now);
 	regions[a] = NULL;
 	assert_int_equal(wl_table_holders(h, regions, now, &next), 0);
@@ -237,11 +237,11 @@ static void test_sync_mirrors_regions(void **st)
 	regions[b] = rb;
 	assert_int_equal(wl_table_hold_alloc(h, a, "x", WL_HOLD_CLIENT, 0), 0);
 	assert_int_equal(wl_table_hold_alloc(h, a, "y", WL_HOLD_CLIENT, 5), 5);
-	ra->depth[0] = 2;
+	ra->holds[0].depth = 2;
 	ra->holds[0].activations = 4;
 	ra->holds[0].held_ns = 9 * MS;
 	ra->holds[5].deadline = now + MS;
-	ra->depth[6] = 9;                             /* no such hold: ignored */
+	ra->holds[6].depth = 9;                             /* no such hold: ignored */
 	wl_table_sync(h, regions, now);
 	assert_int_equal(h->slots[a].holds[0].active, 1);
 	assert_int_equal(h->slots[a].holds[0].depth, 2);
