@@ -820,8 +820,8 @@ def table(res):
                 f'x{fmt(ratio(f.get("median"), base))} vs 1; ' + note,
                 '<= x1.2 at 1000' if c == 1000 else '',
                 verdict(got >= c and (ratio(f.get('median'), base) or 9) <= 1.2) if c == 1000 else '')
-        # The pattern's memory floor, measured interleaved in the same
-        # run (wlbench.c: floor_pair): how much of the growth is the
+        # The pattern's memory floor, measured alone after the pair in
+        # the same run (wlbench.c: floor_pair): how much of the growth is the
         # library's and how much any layout would pay.
         fbase = R(f'{where}.scale_floor_c1')
         for c in (1, 1000):
