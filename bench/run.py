@@ -818,8 +818,12 @@ def table(res):
             add(f'acquire+release of a random client\'s free hold, {c} client' + 's' * (c > 1), where,
                 f.get('median'), f.get('p99'), 'ns',
                 f'x{fmt(ratio(f.get("median"), base))} vs 1; ' + note,
-                '<= x1.2 at 1000' if c == 1000 else '',
-                verdict(got >= c and (ratio(f.get('median'), base) or 9) <= 1.2) if c == 1000 else '')
+                # Judged on the host, as the process rows: in the guest
+                # QEMU's software TLB, not the library, sets the growth
+                # (the floor rows below show it).
+                '<= x1.2 at 1000' if c == 1000 and where == 'host' else '',
+                verdict(got >= c and (ratio(f.get('median'), base) or 9) <= 1.2)
+                if c == 1000 and where == 'host' else '')
         # The pattern's memory floor, measured alone after the pair in
         # the same run (wlbench.c: floor_pair): how much of the growth is the
         # library's and how much any layout would pay.
