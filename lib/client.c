@@ -218,7 +218,7 @@ void wakelock_client_close(wakelock_client *c)
 	wl_watch_stop(c);
 	/* Holds the caller did not destroy go with the client. */
 	for (uint32_t i = 0; i < WAKELOCK_MAX_HOLDS_PER_CLIENT; i++)
-		if (c->hold_live[i / 64] & (1ull << (i % 64)))
+		if (wl_hold_live(c, i))
 			wakelock_hold_destroy((wakelock_hold *)(void *)&c->region->holds[i]);
 	wl_alarm_forget_all(c);
 	pthread_mutex_destroy(&c->holds_lock);

@@ -94,7 +94,7 @@ static int reregister(wakelock_client *c)
 
 	pthread_mutex_lock(&c->holds_lock);
 	for (uint32_t i = 0; i < WAKELOCK_MAX_HOLDS_PER_CLIENT; i++) {
-		if (!(c->hold_live[i / 64] & (1ull << (i % 64))))
+		if (!wl_hold_live(c, i))
 			continue;
 		names[n].index = i;
 		memcpy(names[n].name, c->meta[i].name, WAKELOCK_NAME_MAX);

@@ -69,6 +69,13 @@ struct wakelock_alarm {
 	struct wakelock_alarm *next, **pprev;
 };
 
+/* Is index i of c's region one of its live holds (holds_lock held, or
+ * the client being closed)? */
+static inline int wl_hold_live(const wakelock_client *c, uint32_t i)
+{
+	return (c->hold_live[i / 64] >> (i % 64)) & 1;
+}
+
 /* A wakelock_hold is the address of its line in the client's region
  * (hold.c): its index there. */
 uint32_t wl_hold_index(const wakelock_hold *h);
