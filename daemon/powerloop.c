@@ -395,29 +395,38 @@ static void unwatch(struct powerloop *pl)
  * its region again (the daemon's half of the release handshake,
  * wl_region.h).  Returns 1 if it stopped holding meanwhile (look again
  * now), 0 otherwise.  Daemon-owned holds need no watch: they end by
- * their timeout (a timed wait) or by a kick (alarm work done).
+ * their timeout (a timed wait) or by a kick (alarm work done), as does
+ * the wait for an imminent alarm.  With none of those and no region
+ * holding, the holds the last look counted ended before one could be
+ * watched, their releases saw no flag and kicked nobody: look again.
  */
 static int watch_one(struct powerloop *pl)
 {
 	struct wl_shm_header *hdr = pl->hdr;
-	uint64_t now = wl_now_mono();
-	int again = 0;
+	uint64_t now = wl_now_mono(), at = 0;
+	int daemon_held = 0;
 
 	wl_lock(hdr);
 	unwatch(pl);
 	for (uint32_t k = 0; k < hdr->nlive; k++) {
 		uint32_t i = hdr->order[k];
 		const struct wl_region *rg = pl->regions[i];
+		int again;
 
-		if (!hdr->slots[i].allowed || !rg || !wl_region_holding(rg, now))
+		if (!hdr->slots[i].allowed)
+			continue;
+		daemon_held |= hdr->slots[i].dactive > 0;
+		if (!rg || !wl_region_holding(rg, now))
 			continue;
 		__atomic_store_n(&hdr->watched[i], 1, __ATOMIC_SEQ_CST);
 		pl->watch = (int)i;
 		again = !wl_region_holding(rg, now);
-		break;
+		wl_unlock(hdr);
+		return again;
 	}
+	daemon_held |= alarm_imminent(pl, &at);
 	wl_unlock(hdr);
-	return again;
+	return !daemon_held;
 }
 
 /*
@@ -463,6 +472,8 @@ static int wait_for_zero(struct powerloop *pl)
 			counted = 1;
 			set_dstate(pl, WL_D_WAITING);
 		}
+		if (pl->before_watch)
+			pl->before_watch(pl->before_watch_arg);
 		if (watch_one(pl))
 			continue;
 		/* A claim window that ended is closed here, when the CLI asks

@@ -64,6 +64,11 @@ struct powerloop {
 	unsigned long wakeups;
 	/* Awake time before the first cycle (set before the loop starts). */
 	uint64_t start_grace_ns;
+	/* Tests only (NULL otherwise): runs in the wait between the look that
+	 * found holders and the choice of the one to watch, where a holder
+	 * may end its hold unwatched (test_powerloop.c). */
+	void (*before_watch)(void *arg);
+	void *before_watch_arg;
 	/* The last look at holds the daemon learns of by message, not from a
 	 * region (logind's inhibitors, logind.c): called by the loop thread
 	 * with the lock held and the kernel armed, just before the suspend;

@@ -473,6 +473,83 @@ static void test_one_holder_watched(void **st)
 	free(rb);
 }
 
+/* The hook between the look that found holders and the watch. */
+struct between {
+	struct fx *f;
+	int release;            /* end the client's hold there, once */
+	unsigned calls;
+};
+
+static void between_look_and_watch(void *arg)
+{
+	struct between *b = arg;
+
+	if (__atomic_fetch_add(&b->calls, 1, __ATOMIC_SEQ_CST) == 0 && b->release)
+		release(b->f);          /* unwatched: its release kicks nobody */
+}
+
+static int suspended_once(void *arg)
+{
+	return fake_suspends(&((struct fx *)arg)->fp) == 1;
+}
+
+/*
+ * A hold that ends after the loop counted it and before it chose whom to
+ * watch: its release saw no flag and kicked nobody.  The loop must look
+ * again, not wait for a kick that never comes.
+ */
+static void test_release_before_watch(void **st)
+{
+	struct fx *f = *st;
+	struct between b = { .f = f, .release = 1 };
+	pthread_t t;
+	void *ret;
+	int suspended;
+
+	f->pl.before_watch = between_look_and_watch;
+	f->pl.before_watch_arg = &b;
+	acquire(f, 0);
+	pthread_create(&t, NULL, cycle_thread, f);
+	suspended = hd_wait_for(suspended_once, f, 2000);
+	if (!suspended)
+		powerloop_request_stop(&f->pl);
+	pthread_join(t, &ret);
+	assert_true(suspended);
+	assert_int_equal((intptr_t)ret, 0);
+	assert_true(__atomic_load_n(&b.calls, __ATOMIC_SEQ_CST) >= 1);
+	assert_int_equal(f->h->watched[f->slot], 0);
+}
+
+/* Only a daemon-owned hold: nobody to watch, and no spinning either; it
+ * ends by a kick (alarm work done, an inhibitor closed). */
+static void test_daemon_hold_waits_unwatched(void **st)
+{
+	struct fx *f = *st;
+	struct between b = { .f = f };
+	pthread_t t;
+	void *ret;
+
+	f->pl.before_watch = between_look_and_watch;
+	f->pl.before_watch_arg = &b;
+	wl_lock(f->h);
+	f->h->slots[f->slot].dactive = 1;
+	wl_unlock(f->h);
+	pthread_create(&t, NULL, cycle_thread, f);
+	assert_true(hd_wait_for(parked, f, 2000));
+	hd_sleep_ms(200);
+	assert_int_equal(__atomic_load_n(&b.calls, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(loop_wakeups(f), 0);
+	assert_int_equal(fake_suspends(&f->fp), 0);
+	assert_int_equal(f->pl.watch, -1);
+	wl_lock(f->h);
+	f->h->slots[f->slot].dactive = 0;
+	wl_unlock(f->h);
+	powerloop_kick(&f->pl);
+	pthread_join(t, &ret);
+	assert_int_equal((intptr_t)ret, 0);
+	assert_int_equal(f->fp.suspends, 1);
+}
+
 static void test_reload_wakes_waiter(void **st)
 {
 	struct fx *f = *st;
@@ -939,6 +1016,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reaping_wakes_waiter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deny_wakes_waiter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_holder_watched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_release_before_watch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_daemon_hold_waits_unwatched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_wakes_waiter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_earlier_timed_hold_rearms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hook_event_is_no_livelock, setup, teardown),
