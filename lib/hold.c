@@ -52,7 +52,7 @@ static int index_take(wakelock_client *c)
 
 static void index_put(wakelock_client *c, uint32_t i)
 {
-	c->hold_used[i / 64] &= ~(1ull << (i % 64));
+	wl_bit_clear(c->hold_used, i);
 }
 
 int wakelock_hold_create(wakelock_client *c, const char *name, wakelock_hold **out)
@@ -96,7 +96,7 @@ int wakelock_hold_create(wakelock_client *c, const char *name, wakelock_hold **o
 	pthread_mutex_lock(&c->holds_lock);
 	memcpy(c->meta[i].name, name, strlen(name) + 1);
 	c->meta[i].epoll_held = 0;
-	c->hold_live[i / 64] |= 1ull << (i % 64);
+	wl_bit_set(c->hold_live, (uint32_t)i);
 	pthread_mutex_unlock(&c->holds_lock);
 	*out = (wakelock_hold *)(void *)rh;
 	return 0;
@@ -114,7 +114,7 @@ void wakelock_hold_destroy(wakelock_hold *h)
 	c = client_of(rh);
 	i = wl_hold_index(h);
 	pthread_mutex_lock(&c->holds_lock);
-	c->hold_live[i / 64] &= ~(1ull << (i % 64));
+	wl_bit_clear(c->hold_live, i);
 	pthread_mutex_unlock(&c->holds_lock);
 	/* Release whatever depth it had, then the entry. */
 	pthread_mutex_lock(&c->timed_lock);

@@ -69,11 +69,27 @@ struct wakelock_alarm {
 	struct wakelock_alarm *next, **pprev;
 };
 
+/* Bit i of a bitmap of region indices (hold_used, hold_live). */
+static inline int wl_bit_test(const uint64_t *map, uint32_t i)
+{
+	return (map[i / 64] >> (i % 64)) & 1;
+}
+
+static inline void wl_bit_set(uint64_t *map, uint32_t i)
+{
+	map[i / 64] |= 1ull << (i % 64);
+}
+
+static inline void wl_bit_clear(uint64_t *map, uint32_t i)
+{
+	map[i / 64] &= ~(1ull << (i % 64));
+}
+
 /* Is index i of c's region one of its live holds (holds_lock held, or
  * the client being closed)? */
 static inline int wl_hold_live(const wakelock_client *c, uint32_t i)
 {
-	return (c->hold_live[i / 64] >> (i % 64)) & 1;
+	return wl_bit_test(c->hold_live, i);
 }
 
 /* A wakelock_hold is the address of its line in the client's region
