@@ -15,13 +15,16 @@
  *                                        each pair takes its client from 0
  *                                        to 1 hold and back), per-pair ns
  *                                        per batch; another client's keeper
- *                                        hold keeps the daemon waiting
+ *                                        hold keeps the daemon waiting;
+ *                                        then, in the same processes at
+ *                                        once, the same atomics on a
+ *                                        private line (hold_floor_pN)
  *   wlbench scale CLIENTS SECONDS        CLIENTS clients x
  *                                        WAKELOCK_MAX_HOLDS_PER_CLIENT holds, all
  *                                        but the last held; acquire+release
  *                                        of a random client's last hold;
  *                                        daemon RSS, registration, reaping;
- *                                        interleaved, the memory floor of
+ *                                        then, alone, the memory floor of
  *                                        that pattern (scale_floor_cN)
  *   wlbench wakelock PAIRS               /sys/power/wake_lock + wake_unlock
  *   wlbench epoll ROUNDS                 eventfd write -> epoll_wait
@@ -220,21 +223,87 @@ static long long cpu_ticks(pid_t pid)
 
 /* --- hold: acquire+release, PROCS processes -------------------------------- */
 
+/* The memory floor of the process rows: the atomics of the fast path
+ * (lib/hold.c), in the same order and with the same orderings, on one
+ * line of the process's own memory (a shared mapping, as a client's
+ * region is, touched by no other process), and nothing else: no call, no
+ * clock, no statistics.  acquire: a sequentially consistent add on the
+ * depth, then a sequentially consistent load of the daemon's phase;
+ * release: a relaxed load of the depth, a sequentially consistent
+ * compare-and-swap, and at zero a sequentially consistent load of the
+ * watched flag.  Run in PROCS processes at once, right after the pair in
+ * the same processes: what is left of the pair's growth with the number of
+ * processes, over this floor's own growth, is the library's. */
+struct floor_line {
+	uint32_t depth;
+	uint32_t phase;         /* WL_PHASE_OPEN, never changed */
+	uint32_t watched;       /* 0, never changed */
+	uint32_t odd;           /* counts what would have left the fast path */
+} __attribute__((aligned(64)));
+
+static inline void floor_hold_pair(struct floor_line *l)
+{
+	uint32_t d = __atomic_fetch_add(&l->depth, 1, __ATOMIC_SEQ_CST);
+
+	if (__atomic_load_n(&l->phase, __ATOMIC_SEQ_CST) != WL_PHASE_OPEN || d)
+		l->odd++;
+	d = __atomic_load_n(&l->depth, __ATOMIC_RELAXED);
+	do {
+		if (d == 0) {
+			l->odd++;
+			return;
+		}
+	} while (!__atomic_compare_exchange_n(&l->depth, &d, d - 1, 1, __ATOMIC_SEQ_CST,
+	                                      __ATOMIC_RELAXED));
+	if (d == 1 && __atomic_load_n(&l->watched, __ATOMIC_SEQ_CST))
+		l->odd++;
+}
+
+
+/* The samples of one phase (the pair, or its floor) of all processes. */
+static void hold_report(const char *name, double *samples, const size_t *counts, int procs,
+                        size_t per, int batch, uint64_t ns)
+{
+	size_t total = 0;
+	double ops = 0, *all;
+	char extra[160];
+
+	for (int p = 0; p < procs; p++)
+		total += counts[p];
+	all = malloc(sizeof(double) * (total + 1));
+	if (!all)
+		die("malloc", -ENOMEM);
+	total = 0;
+	for (int p = 0; p < procs; p++) {
+		memcpy(all + total, samples + (size_t)p * per, sizeof(double) * counts[p]);
+		total += counts[p];
+		ops += (double)counts[p] * batch;
+	}
+	snprintf(extra, sizeof(extra), " procs=%d batch=%d ops_per_s=%.0f", procs, batch,
+	         ops / ((double)ns / 1e9));
+	report(name, all, total, "ns", extra);
+	free(all);
+}
+
 static int cmd_hold(int procs, double seconds, int batch)
 {
-	size_t per = 200000 / (size_t)procs + 16, total = 0;
-	size_t maplen = sizeof(size_t) * (size_t)procs + sizeof(double) * per * (size_t)procs;
+	size_t per = 200000 / (size_t)procs + 16;
+	/* Per phase (0 the pair, 1 its floor): counts, then samples. */
+	size_t maplen = 2 * (sizeof(size_t) * (size_t)procs + sizeof(double) * per * (size_t)procs);
 	void *map = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	size_t *counts = map;
-	double *samples = (double *)(counts + procs), *all;
+	size_t *counts[2];
+	double *samples[2];
 	int ready[2], go[2], r;
 	wakelock_client *kc;
 	wakelock_hold *kh;
-	uint64_t t_start, t_end;
-	char extra[160];
+	uint64_t t_start[2], t_end[2];
 
 	if (map == MAP_FAILED)
 		die("mmap", 0);
+	counts[0] = map;
+	counts[1] = counts[0] + procs;
+	samples[0] = (double *)(counts[1] + procs);
+	samples[1] = samples[0] + per * (size_t)procs;
 	/* A keeper hold, another client's: the daemon stays parked, watching
 	 * the keeper (a real system with a busy user), and the measured
 	 * clients' releases, unwatched, make no system call. */
@@ -252,9 +321,7 @@ static int cmd_hold(int procs, double seconds, int batch)
 			char name[WAKELOCK_NAME_MAX], c;
 			wakelock_client *cl;
 			wakelock_hold *h;
-			double *mine = samples + (size_t)p * per;
-			size_t n = 0;
-			uint64_t end;
+			struct floor_line *fl;
 
 			close(ready[0]);
 			close(go[1]);
@@ -262,66 +329,89 @@ static int cmd_hold(int procs, double seconds, int batch)
 			if ((r = wakelock_client_open(NULL, name, &cl)) < 0 ||
 			    (r = wakelock_hold_create(cl, "h", &h)) < 0)
 				die("client", r);
+			/* The floor's line: this process's own, a shared mapping
+			 * like its region, touched by no other process. */
+			fl = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+			if (fl == MAP_FAILED)
+				_exit(3);
+			memset(fl, 0, sizeof(*fl));
+			fl->phase = WL_PHASE_OPEN;
 			for (int i = 0; i < 1000; i++) {   /* warm up */
 				wakelock_hold_acquire(h);
 				wakelock_hold_release(h);
+				floor_hold_pair(fl);
 			}
-			if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
-				_exit(1);
-			end = wl_now_mono() + (uint64_t)(seconds * 1e9);
-			for (;;) {
-				uint64_t t0 = wl_now_mono(), t1;
+			/* Phase 0 the pair, phase 1 its floor: each started by
+			 * one byte on go, each ended by one byte on ready. */
+			for (int ph = 0; ph < 2; ph++) {
+				double *mine = samples[ph] + (size_t)p * per;
+				size_t n = 0;
+				uint64_t end;
 
-				for (int i = 0; i < batch; i++) {
-					if (wakelock_hold_acquire(h) < 0 || wakelock_hold_release(h) < 0)
-						_exit(2);
+				if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+					_exit(1);
+				end = wl_now_mono() + (uint64_t)(seconds * 1e9);
+				for (;;) {
+					uint64_t t0 = wl_now_mono(), t1;
+
+					if (ph == 0) {
+						for (int i = 0; i < batch; i++)
+							if (wakelock_hold_acquire(h) < 0 ||
+							    wakelock_hold_release(h) < 0)
+								_exit(2);
+					} else {
+						for (int i = 0; i < batch; i++)
+							floor_hold_pair(fl);
+					}
+					t1 = wl_now_mono();
+					if (n < per)
+						mine[n++] = (double)(t1 - t0) / batch;
+					if (t1 >= end)
+						break;
 				}
-				t1 = wl_now_mono();
-				if (n < per)
-					mine[n++] = (double)(t1 - t0) / batch;
-				if (t1 >= end)
-					break;
+				counts[ph][p] = n;
 			}
-			counts[p] = n;
+			if (fl->odd)           /* never: the floor left its path */
+				_exit(4);
+			if (write(ready[1], "d", 1) != 1)
+				_exit(1);
 			wakelock_client_close(cl);
 			_exit(0);
 		}
 	}
 	close(ready[1]);
 	close(go[0]);
-	for (int p = 0; p < procs; p++) {
-		char c;
-		if (read(ready[0], &c, 1) != 1)
-			die("child failed to start", 0);
+	for (int ph = 0; ph < 3; ph++) {
+		/* Every process ready (ph 0), done with the pair (ph 1), done
+		 * with the floor (ph 2). */
+		for (int p = 0; p < procs; p++) {
+			char c;
+			if (read(ready[0], &c, 1) != 1)
+				die("a child failed", 0);
+		}
+		if (ph > 0)
+			t_end[ph - 1] = wl_now_mono();
+		if (ph == 2)
+			break;
+		t_start[ph] = wl_now_mono();
+		for (int p = 0; p < procs; p++)
+			if (write(go[1], "g", 1) != 1)
+				die("go", 0);
 	}
-	t_start = wl_now_mono();
-	for (int p = 0; p < procs; p++)
-		if (write(go[1], "g", 1) != 1)
-			die("go", 0);
 	for (int p = 0; p < procs; p++) {
 		int st;
 		wait(&st);
 		if (!WIFEXITED(st) || WEXITSTATUS(st))
 			die("child failed", 0);
 	}
-	t_end = wl_now_mono();
-	for (int p = 0; p < procs; p++)
-		total += counts[p];
-	all = malloc(sizeof(double) * (total + 1));
-	total = 0;
-	double ops = 0;
-	for (int p = 0; p < procs; p++) {
-		memcpy(all + total, samples + (size_t)p * per, sizeof(double) * counts[p]);
-		total += counts[p];
-		ops += (double)counts[p] * batch;
-	}
-	snprintf(extra, sizeof(extra), " procs=%d batch=%d ops_per_s=%.0f", procs, batch,
-	         ops / ((double)(t_end - t_start) / 1e9));
 	char name[32];
 	snprintf(name, sizeof(name), "hold_p%d", procs);
-	report(name, all, total, "ns", extra);
+	hold_report(name, samples[0], counts[0], procs, per, batch, t_end[0] - t_start[0]);
+	snprintf(name, sizeof(name), "hold_floor_p%d", procs);
+	hold_report(name, samples[1], counts[1], procs, per, batch, t_end[1] - t_start[1]);
 	wakelock_hold_release(kh);
 	wakelock_client_close(kc);
+	munmap(map, maplen);
 	return 0;
 }
 
