@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "lib/wl_outfile.h"
 #include "lib/wl_proto.h"
 #include "cli.h"
 #include "wakes.h"
@@ -63,9 +64,8 @@ int cmd_wakes(const struct cli *cli, int summary)
 int cmd_timeline(const struct cli *cli, const char *path)
 {
 	struct wl_ledger_record *r;
-	char tmp[4200];
+	struct wl_outfile o;
 	size_t n;
-	FILE *f;
 	int err = fetch(cli, &r, &n);
 
 	if (err < 0)
@@ -75,19 +75,22 @@ int cmd_timeline(const struct cli *cli, const char *path)
 		fprintf(stderr, "wakelock: the ledger is empty: no suspend attempt yet\n");
 		return 1;
 	}
-	/* Written whole or not at all. */
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "we");
-	if (!f) {
+	/* Written whole or not at all, and through no symlink: FILE may be
+	 * in a directory others can write (lib/wl_outfile.h). */
+	if (wl_outfile_open(&o, path, 0666) < 0) {
 		free(r);
-		fprintf(stderr, "wakelock: %s: %s\n", tmp, strerror(errno));
+		fprintf(stderr, "wakelock: %s\n", wakelock_last_error());
 		return 1;
 	}
-	err = timeline_svg(f, r, n, 0);
+	err = timeline_svg(o.f, r, n, 0);
 	free(r);
-	if (fclose(f) != 0 || err < 0 || rename(tmp, path) != 0) {
-		fprintf(stderr, "wakelock: %s: %s\n", path, strerror(err < 0 ? -err : errno));
-		unlink(tmp);
+	if (err < 0) {
+		wl_outfile_abort(&o);
+		fprintf(stderr, "wakelock: %s: %s\n", path, strerror(-err));
+		return 1;
+	}
+	if (wl_outfile_commit(&o) < 0) {
+		fprintf(stderr, "wakelock: %s\n", wakelock_last_error());
 		return 1;
 	}
 	return 0;

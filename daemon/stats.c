@@ -1,32 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The --stats-file: daemon statistics as JSON, replaced atomically so a
- * reader never sees half a file. */
+ * reader never sees half a file, and written by root through no symlink
+ * (lib/wl_outfile.h): the file may be in a directory others can write. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "lib/wl_json.h"
+#include "lib/wl_outfile.h"
 #include "daemon.h"
 #include "log.h"
 
 void stats_write_file(const char *path, struct wl_shm_header *hdr)
 {
 	struct wl_shm_dstats st;
-	char tmp[4200];
-	FILE *f;
+	struct wl_outfile o;
 
 	if (!path || !*path)
 		return;
 	wl_lock(hdr);
 	st = hdr->dstats;
 	wl_unlock(hdr);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "we");
-	if (!f) {
-		log_warn("stats file %s: %m", tmp);
+	if (wl_outfile_open(&o, path, 0644) < 0) {
+		log_warn("stats file: %s", wakelock_last_error());
 		return;
 	}
-	wl_json_dstats(f, &st);
-	fputc('\n', f);
-	if (fclose(f) != 0 || rename(tmp, path) != 0)
-		log_warn("stats file %s: %m", path);
+	wl_json_dstats(o.f, &st);
+	fputc('\n', o.f);
+	if (wl_outfile_commit(&o) < 0)
+		log_warn("stats file %s: %s", path, wakelock_last_error());
 }
