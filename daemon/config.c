@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "config.h"
+#include "powerloop.h"
 #include "logind.h"
 #include "log.h"
 #include "lib/wl_json.h"
@@ -27,6 +28,7 @@ void config_defaults(struct wld_config *c)
 	memset(c, 0, sizeof(*c));
 	strcpy(c->state, "freeze");
 	c->backoff_initial_ms = 100;
+	c->start_grace_ms = WLD_RESTART_GRACE_MS;
 	c->backoff_factor = 2;
 	c->backoff_max_ms = 60000;
 	c->wake_reasons = 1;
@@ -190,6 +192,8 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 		return set_mem_sleep(c, v);
 	if (KEY("suspend", "min_awake_ms"))
 		return parse_uint(v, 86400000u, &c->min_awake_ms);
+	if (KEY("suspend", "start_grace_ms"))
+		return parse_uint(v, 600000u, &c->start_grace_ms);
 	if (KEY("suspend", "backoff_initial_ms"))
 		return parse_uint(v, 3600000u, &c->backoff_initial_ms);
 	if (KEY("suspend", "backoff_factor"))
@@ -499,7 +503,7 @@ enum {
 	OPT_STATE = 256, OPT_MEM_SLEEP, OPT_MIN_AWAKE, OPT_LOG_LEVEL, OPT_STATS, OPT_GROUP,
 	OPT_DENY, OPT_ROOT, OPT_RUN_DIR, OPT_SHM, OPT_BO_INIT, OPT_BO_MAX, OPT_BO_FACTOR,
 	OPT_SHORT, OPT_SYSLOG, OPT_CHECK, OPT_PRE, OPT_POST, OPT_NO_WAKE_REASONS,
-	OPT_ALARM_TIMEOUT, OPT_HOOK_TIMEOUT, OPT_LOGIND,
+	OPT_ALARM_TIMEOUT, OPT_HOOK_TIMEOUT, OPT_LOGIND, OPT_START_GRACE,
 };
 
 static const struct option opts[] = {
@@ -507,6 +511,7 @@ static const struct option opts[] = {
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "mem-sleep", required_argument, NULL, OPT_MEM_SLEEP },
 	{ "min-awake-ms", required_argument, NULL, OPT_MIN_AWAKE },
+	{ "start-grace-ms", required_argument, NULL, OPT_START_GRACE },
 	{ "backoff-initial-ms", required_argument, NULL, OPT_BO_INIT },
 	{ "backoff-max-ms", required_argument, NULL, OPT_BO_MAX },
 	{ "backoff-factor", required_argument, NULL, OPT_BO_FACTOR },
@@ -540,6 +545,8 @@ void config_usage(void)
 	       "      --state S              freeze | mem | disk\n"
 	       "      --mem-sleep M          s2idle | shallow | deep\n"
 	       "      --min-awake-ms N       stay awake N ms after each resume\n"
+	       "      --start-grace-ms N     stay awake N ms after start for clients to\n"
+	       "                             re-register (default 3000)\n"
 	       "      --backoff-initial-ms N --backoff-factor N --backoff-max-ms N\n"
 	       "      --short-suspend-ms N   treat suspends shorter than N ms as failures\n"
 	       "      --pre-suspend-hook P   --post-resume-hook P\n"
@@ -566,6 +573,7 @@ static const char *apply_opt(struct wld_config *c, int opt, const char *v)
 	case OPT_STATE: return apply_key(c, "suspend", "state", v);
 	case OPT_MEM_SLEEP: return apply_key(c, "suspend", "mem_sleep", v);
 	case OPT_MIN_AWAKE: return apply_key(c, "suspend", "min_awake_ms", v);
+	case OPT_START_GRACE: return apply_key(c, "suspend", "start_grace_ms", v);
 	case OPT_BO_INIT: return apply_key(c, "suspend", "backoff_initial_ms", v);
 	case OPT_BO_MAX: return apply_key(c, "suspend", "backoff_max_ms", v);
 	case OPT_BO_FACTOR: return apply_key(c, "suspend", "backoff_factor", v);

@@ -21,6 +21,7 @@ struct wld_config {
 	char state[8];               /* freeze | mem | disk */
 	char mem_sleep[16];          /* "" = leave as is; s2idle | shallow | deep */
 	unsigned min_awake_ms;
+	unsigned start_grace_ms;     /* awake after every start (clients re-register) */
 	unsigned backoff_initial_ms;
 	unsigned backoff_factor;
 	unsigned backoff_max_ms;

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,6 +65,11 @@ int daemon_reload(struct daemon *d)
 	}
 	if (n.ledger_records != d->cfg.ledger_records)
 		log_warn("reload: [ledger] records changes only on restart");
+	char real[PATH_MAX];
+
+	/* Ours is resolved (open_run_dir). */
+	if (realpath(n.run_dir, real))
+		snprintf(n.run_dir, sizeof(n.run_dir), "%s", real);
 	if (strcmp(n.root, d->cfg.root) || strcmp(n.run_dir, d->cfg.run_dir) ||
 	    strcmp(n.group, d->cfg.group) ||
 	    strcmp(n.stats_file, d->cfg.stats_file) || n.use_syslog != d->cfg.use_syslog)
@@ -120,18 +126,123 @@ static void *power_main(void *arg)
 	return NULL;
 }
 
-/* One instance per run directory: an flock()ed pid file. */
+/*
+ * The run directory holds the socket and the pid file, which root
+ * creates, writes and locks: whoever can write the directory, or any
+ * directory above it, can swap them (a symlink that makes root write
+ * elsewhere, a socket of their own that root's `wakelock list` then talks
+ * to, a pid file they lock to stop start-up).  So each directory on the
+ * way, symlinks resolved, must be root's or ours and not writable by
+ * others (but for a sticky one like /tmp: others cannot rename what is
+ * ours there), and the run dir itself not writable by group or others at
+ * all.  It is opened component by component without following links, and
+ * the pid file is created under that descriptor.
+ */
+static int run_dir_fd = -1;
+
+static int trusted_dir(int fd, const char *path, int last, char *err, size_t errlen)
+{
+	uid_t me = geteuid();
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if ((st.st_uid != 0 && st.st_uid != me) ||
+	    ((st.st_mode & 022) && (last || !(st.st_mode & S_ISVTX)))) {
+		snprintf(err, errlen, "%s %s is owned by uid %u with mode %04o: it must be owned "
+		         "by root%s and not writable by group or others%s",
+		         last ? "run dir" : "directory", path, (unsigned)st.st_uid,
+		         (unsigned)(st.st_mode & 07777), me ? " or by this daemon's uid" : "",
+		         last ? "" : " (unless sticky)");
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int open_run_dir(struct daemon *d, char *err, size_t errlen)
+{
+	char real[PATH_MAX], left[PATH_MAX], walked[PATH_MAX];
+	char *p, *next;
+	int fd, r;
+
+	if (mkdir(d->cfg.run_dir, 0755) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", d->cfg.run_dir, strerror(errno));
+		return -errno;
+	}
+	if (!realpath(d->cfg.run_dir, real)) {
+		snprintf(err, errlen, "%s: %s", d->cfg.run_dir, strerror(errno));
+		return -errno;
+	}
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || (r = trusted_dir(fd, "/", !real[1], err, errlen)) < 0) {
+		if (fd < 0)
+			snprintf(err, errlen, "/: %s", strerror(errno));
+		r = fd < 0 ? -errno : r;
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	walked[0] = 0;
+	memcpy(left, real, sizeof(left));
+	for (p = left + 1; *p; p = next) {
+		int sub;
+
+		next = strchrnul(p, '/');
+		if (*next)
+			*next++ = 0;
+		snprintf(walked + strlen(walked), sizeof(walked) - strlen(walked), "/%s", p);
+		/* No link is followed here: realpath() resolved them all, so
+		 * one now is a swap since. */
+		sub = openat(fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (sub < 0) {
+			snprintf(err, errlen, "%s: %s", walked, strerror(errno));
+			return -errno;
+		}
+		fd = sub;
+		r = trusted_dir(fd, walked, !*next, err, errlen);
+		if (r < 0) {
+			close(fd);
+			return r;
+		}
+	}
+	/* The socket (server.c) is bound under the path just checked. */
+	snprintf(d->cfg.run_dir, sizeof(d->cfg.run_dir), "%s", real);
+	run_dir_fd = fd;
+	return 0;
+}
+
+/*
+ * One instance per run directory: an flock()ed pid file.  Mode 0600:
+ * flock() needs no write access, so a file others may open for reading
+ * is one they may lock, and stop us from starting.
+ */
 static int lock_pidfile(struct daemon *d, char *err, size_t errlen)
 {
+	struct stat st;
 	char buf[32];
 	int n;
 
 	snprintf(d->pid_path, sizeof(d->pid_path), "%s/wakelockd.pid", d->cfg.run_dir);
-	d->pid_fd = open(d->pid_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	d->pid_fd = openat(run_dir_fd, "wakelockd.pid",
+	                   O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	if (d->pid_fd < 0) {
-		snprintf(err, errlen, "%s: %s", d->pid_path, strerror(errno));
+		snprintf(err, errlen, "%s: %s", d->pid_path,
+		         errno == ELOOP ? "is a symbolic link" : strerror(errno));
 		return -errno;
 	}
+	if (fstat(d->pid_fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_uid != geteuid()) {
+		snprintf(err, errlen, "%s: not a regular file of ours with one link", d->pid_path);
+		close(d->pid_fd);
+		d->pid_fd = -1;
+		return -EPERM;
+	}
+	/* One an earlier version left readable. */
+	if ((st.st_mode & 077) && fchmod(d->pid_fd, 0600) < 0)
+		log_warn("cannot make %s private: %s", d->pid_path, strerror(errno));
 	if (flock(d->pid_fd, LOCK_EX | LOCK_NB) < 0) {
 		n = (int)pread(d->pid_fd, buf, sizeof(buf) - 1, 0);
 		buf[n > 0 ? n : 0] = 0;
@@ -150,6 +261,12 @@ static int lock_pidfile(struct daemon *d, char *err, size_t errlen)
 	if (ftruncate(d->pid_fd, 0) < 0 || pwrite(d->pid_fd, buf, (size_t)n, 0) < 0)
 		log_warn("cannot write %s", d->pid_path);
 	return 0;
+}
+
+static void unlink_pidfile(void)
+{
+	if (run_dir_fd >= 0)
+		unlinkat(run_dir_fd, "wakelockd.pid", 0);
 }
 
 /* Detach, but let the parent exit only once we are ready (or failed), so
@@ -230,10 +347,9 @@ static int start(struct daemon *d, char *err, size_t errlen)
 
 	raise_nofile();
 
-	if (mkdir(d->cfg.run_dir, 0755) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", d->cfg.run_dir, strerror(errno));
-		return -errno;
-	}
+	r = open_run_dir(d, err, errlen);
+	if (r < 0)
+		return r;
 	r = lock_pidfile(d, err, errlen);
 	if (r < 0)
 		return r;
@@ -298,11 +414,22 @@ static int start(struct daemon *d, char *err, size_t errlen)
 	d->pl.last_look_arg = d;
 	d->pl.suspend_via = logind_suspend;
 	d->pl.suspend_via_arg = d;
+	/* Every start, not only after an unclean exit: the pid file that
+	 * tells of one is gone when systemd removed the run dir (`systemctl
+	 * stop`, then start), and the clients that held come back all the
+	 * same (docs/design.md §3). */
+	unsigned grace = d->cfg.start_grace_ms;
+
 	if (d->unclean_start) {
+		if (grace < WLD_RESTART_GRACE_MS)
+			grace = WLD_RESTART_GRACE_MS;
 		log_warn("previous wakelockd did not exit cleanly: staying awake %u ms for its "
-		         "clients to re-register", WLD_RESTART_GRACE_MS);
-		d->pl.start_grace_ns = (uint64_t)WLD_RESTART_GRACE_MS * 1000000u;
+		         "clients to re-register", grace);
+	} else if (grace) {
+		log_info("staying awake %u ms for clients of a previous daemon to re-register",
+		         grace);
 	}
+	d->pl.start_grace_ns = (uint64_t)grace * 1000000u;
 	r = pthread_create(&d->power_thread, NULL, power_main, d);
 	if (r) {
 		snprintf(err, errlen, "pthread_create: %s", strerror(r));
@@ -353,8 +480,9 @@ static void stop(struct daemon *d)
 	real_clock_free(d->clk);
 	sysfs_close(d->be);
 	if (!keep_pid_file)
-		unlink(d->pid_path);
+		unlink_pidfile();
 	close(d->pid_fd);
+	close(run_dir_fd);
 }
 
 /* Returns 1 to stop. */
@@ -408,7 +536,7 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		log_error("cannot start: %s", err);
 		if (d.pid_fd >= 0 && r != -EEXIST)
-			unlink(d.pid_path);
+			unlink_pidfile();
 		return 1;
 	}
 	log_info("running: state %s%s%s, socket %s", d.cfg.state,

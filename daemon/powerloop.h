@@ -9,10 +9,14 @@
 #include "power.h"
 
 /*
- * After an unclean exit of the previous daemon (kill -9, crash), the new
- * one stays awake this long before its first suspend, so that clients
- * that held under the old daemon can re-register their holds (the
- * library retries for WL_REREGISTER_MS, lib/watch.c).  One place.
+ * Every start stays awake this long before its first suspend (the
+ * default of [suspend] start_grace_ms), so that clients that held under
+ * the previous daemon can re-register their holds: the library retries
+ * for as long as a hold is held, at most WL_REREGISTER_STEP_MAX_MS apart
+ * (lib/watch.c).  Not only after an unclean exit found in the run dir: a
+ * `systemctl stop` removes the run dir, the pid file with it, and its
+ * clients come back all the same.  After an unclean exit the grace is
+ * never shorter than this, whatever the configuration says.  One place.
  */
 #define WLD_RESTART_GRACE_MS 3000u
 

@@ -135,6 +135,10 @@ int hd_start(struct hd *d, const char *const *extra)
 	}
 	argv[n++] = "--min-awake-ms";
 	argv[n++] = "2";
+	if (!d->keep_grace) {
+		argv[n++] = "--start-grace-ms";
+		argv[n++] = "0";
+	}
 	for (; extra && *extra && n < 62; extra++)
 		argv[n++] = *extra;
 	argv[n] = NULL;

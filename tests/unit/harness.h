@@ -13,6 +13,10 @@ struct hd {
 	char stats[320];
 	char conf[320];
 	char log[320];
+	/* Set after hd_prepare to start with the daemon's own start grace
+	 * (3 s, WLD_RESTART_GRACE_MS); the harness otherwise passes
+	 * --start-grace-ms 0, so that a test's first suspend need not wait. */
+	int keep_grace;
 	/* hd_snap's recent snapshots (older pointers stay valid a while). */
 	struct wl_seg snaps[32];
 	unsigned nsnap;
