@@ -229,7 +229,10 @@ int wakelock_resume_read(wakelock_client *c, struct wakelock_resume *out);
 const char *wakelock_strerror(int err);
 
 /* Detail of the last failure in the calling thread (e.g. why access was
- * refused), or "" if none.  Valid until the next call in this thread. */
+ * refused), or "" if none; or, if it came later, what the library last
+ * reported about the daemon going away (registered again after so many
+ * ms, or given up), in every thread.  Valid until the next call in this
+ * thread. */
 const char *wakelock_last_error(void);
 
 #ifdef __cplusplus

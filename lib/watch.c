@@ -4,14 +4,18 @@
  *
  * Every client has a thread that sleeps in poll() on its connection.
  * When the daemon hangs up (kill -9, crash, restart), the thread connects
- * again, for up to WL_REREGISTER_MS, and registers under the same name
- * with the same region.  The holds never moved: they are in the region,
+ * again, and registers under the same name with the same region: for at
+ * least WL_REREGISTER_MS, and beyond for as long as one of the client's
+ * holds is held (a daemon may be away for a minute; the holds must not
+ * be lost meanwhile), 50 ms apart at first, doubling up to
+ * WL_REREGISTER_STEP_MAX_MS.  The holds never moved: they are in the region,
  * which the client owns, so the new daemon sees every one of them the
  * moment it maps it.  The thread then tells it the names of the holds,
- * at the same indices.  A daemon that starts after an unclean exit stays
- * awake for a grace period first (WLD_RESTART_GRACE_MS,
- * daemon/powerloop.h), shorter than this window, so that no suspend
- * happens before the clients that held are back.
+ * at the same indices.  Every daemon stays awake for a grace period
+ * after it starts (WLD_RESTART_GRACE_MS, daemon/powerloop.h), longer
+ * than the longest step between two tries, so that no suspend happens
+ * before the clients that held are back.  What happened is told by
+ * wakelock_last_error() in every thread (wl_note, error.c).
  *
  * Meanwhile the application goes on acquiring and releasing in its
  * region, untouched by all this: only the daemon's published segment
@@ -27,6 +31,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/eventfd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,28 +124,58 @@ static int has_alarms(wakelock_client *c)
 	return r;
 }
 
-/* The daemon hung up: retry for WL_REREGISTER_MS.  0 when moved over,
- * 1 when asked to stop, negative when given up. */
+static unsigned ms_since(uint64_t t0)
+{
+	return (unsigned)((wl_now_mono() - t0) / 1000000u);
+}
+
+/* The daemon hung up: retry for WL_REREGISTER_MS, and for as long as a
+ * hold is held.  0 when moved over, 1 when asked to stop, negative when
+ * given up. */
 static int recover(wakelock_client *c)
 {
-	unsigned waited = 0, step = 20;
+	unsigned step = WL_REREGISTER_STEP_MIN_MS, tries = 0, told_long = 0;
+	uint64_t t0 = wl_now_mono();
+	char why[160];
 
 	if (has_alarms(c)) {
 		__atomic_store_n(&c->lost, 1, __ATOMIC_RELEASE);
+		wl_note("client \"%s\": wakelockd went away; not registered again because it "
+		        "has wake alarms, which a new daemon would not know: reopen it", c->name);
 		return -EOPNOTSUPP;
 	}
+	wl_note("client \"%s\": wakelockd went away; registering again", c->name);
 	for (;;) {
-		if (reregister(c) == 0)
+		tries++;
+		if (reregister(c) == 0) {
+			wl_note("client \"%s\": wakelockd went away and came back; registered "
+			        "again after %u ms (%u tries), holds kept", c->name, ms_since(t0),
+			        tries);
 			return 0;
-		if (waited >= WL_REREGISTER_MS)
-			break;
+		}
+		/* This thread's own last error: why the try failed. */
+		snprintf(why, sizeof(why), "%s", wakelock_last_error());
+		if (ms_since(t0) >= WL_REREGISTER_MS) {
+			/* Nothing to lose by giving up once nothing is held;
+			 * a hold held is kept for as long as it takes. */
+			if (!wl_region_holding(c->region, wl_now_mono()))
+				break;
+			if (!told_long) {
+				told_long = 1;
+				wl_note("client \"%s\": wakelockd is still away after %u ms; "
+				        "registering again every %u ms at most while a hold is "
+				        "held (last try: %s)", c->name, ms_since(t0),
+				        WL_REREGISTER_STEP_MAX_MS, why);
+			}
+		}
 		if (stop_requested(c, (int)step))
 			return 1;
-		waited += step;
-		if (step < 500)
-			step *= 2;
+		step = step * 2 < WL_REREGISTER_STEP_MAX_MS ? step * 2 : WL_REREGISTER_STEP_MAX_MS;
 	}
 	__atomic_store_n(&c->lost, 1, __ATOMIC_RELEASE);
+	wl_note("client \"%s\": wakelockd did not come back within %u ms and nothing was "
+	        "held: given up (its calls fail with ENOTCONN; reopen it); last try: %s",
+	        c->name, ms_since(t0), why);
 	return -ETIMEDOUT;
 }
 

@@ -125,7 +125,15 @@ int wl_client_resubscribe(wakelock_client *c);
 /* watch.c: a thread per client that notices the daemon's hang-up and
  * registers the client and its holds with its successor. */
 #define WL_REREGISTER_MS 10000u
+/* Between two tries: from the first, doubling up to the last (shorter
+ * than the daemon's start grace, WLD_RESTART_GRACE_MS). */
+#define WL_REREGISTER_STEP_MIN_MS 50u
+#define WL_REREGISTER_STEP_MAX_MS 2000u
 int wl_watch_start(wakelock_client *c);
+/* error.c: what happened to a client's connection, from its watcher,
+ * for every thread: wakelock_last_error() shows it until the thread's
+ * next failure (a note newer than that failure replaces it). */
+void wl_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void wl_watch_stop(wakelock_client *c);
 /* alarm.c: free the handles without asking the daemon (it reaps them
  * with the connection). */
