@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* list, stats, status, deny/allow/reload. */
 #include <errno.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -221,11 +222,63 @@ int cmd_status(const struct cli *cli)
 	return 0;
 }
 
+/* A user's uid from /etc/passwd, read directly (no NSS: the guest's
+ * CLI is linked statically, as the daemon's group lookup is). */
+static int passwd_uid(const char *user, unsigned *uid)
+{
+	FILE *f = fopen("/etc/passwd", "re");
+	struct passwd *pw;
+	int r = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while ((pw = fgetpwent(f)) != NULL) {
+		if (!strcmp(pw->pw_name, user)) {
+			*uid = (unsigned)pw->pw_uid;
+			r = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+/*
+ * A deny/allow key as the daemon matches it: a client name, or "uid:N"
+ * (a user name after "uid:" is looked up here; the daemon compares
+ * numbers).  2 (usage) if it is neither.
+ */
+static int policy_key(const char *in, char key[WAKELOCK_NAME_MAX])
+{
+	size_t pre = strlen(WL_UID_PREFIX);
+	unsigned uid = 0;
+	char en[256];
+
+	if (!strncmp(in, WL_UID_PREFIX, pre) && in[pre] && (in[pre] < '0' || in[pre] > '9') &&
+	    passwd_uid(in + pre, &uid) == 0) {
+		snprintf(key, WAKELOCK_NAME_MAX, WL_UID_PREFIX "%u", uid);
+		return 0;
+	}
+	if (wl_policy_key(in, key) == 0)
+		return 0;
+	wl_escape(en, sizeof(en), in);
+	fprintf(stderr, "wakelock: '%s' is neither a client name nor uid:UID or uid:USER (a known "
+	        "user)\n", en);
+	return 2;
+}
+
 int cmd_policy(const struct cli *cli, int op, const char *name)
 {
+	char key[WAKELOCK_NAME_MAX];
 	struct wl_msg_rep rep;
-	int sock = wl_connect(cli->socket, 5000), r;
+	int sock, r;
 
+	if (op != WL_OP_RELOAD) {
+		if (policy_key(name, key))
+			return 2;
+		name = key;
+	}
+	sock = wl_connect(cli->socket, 5000);
 	if (sock < 0)
 		return fail(sock);
 	r = wl_request(sock, (uint16_t)op, name, &rep, NULL);

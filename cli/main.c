@@ -14,7 +14,9 @@ static void usage(FILE *f)
 	           "  stats                    per-client, daemon and kernel statistics\n"
 	           "  status                   daemon state in a few lines\n"
 	           "  run [--name N] -- CMD... hold while CMD runs; exit with its status\n"
-	           "  deny NAME | allow NAME   policy: NAME's holds stop/start counting\n"
+	           "  deny KEY | allow KEY     policy: a client NAME's holds, or those of all\n"
+	           "                           clients of a user (uid:UID or uid:USER), stop/start\n"
+	           "                           counting\n"
 	           "  wakes [--summary]        each suspend attempt: what woke it, who claimed it\n"
 	           "  timeline --svg FILE      the asleep/awake timeline of the ledger as SVG\n"
 	           "  reload                   make the daemon re-read its configuration\n");

@@ -52,6 +52,17 @@ int cmd_run(const struct cli *cli, const char *name, char **argv)
 		return 2;
 	}
 	r = wakelock_client_open(cli->socket, name, &c);
+	if (r == -EADDRINUSE && name == defname) {
+		/* A name is its live owner's: another `wakelock run` of the
+		 * same program has it.  Ours gets our pid. */
+		char pid_s[16];
+		int n;
+
+		n = snprintf(pid_s, sizeof(pid_s), ".%d", (int)getpid());
+		defname[strnlen(defname, sizeof(defname) - (size_t)n - 1)] = 0;
+		strcat(defname, pid_s);
+		r = wakelock_client_open(cli->socket, name, &c);
+	}
 	if (r == 0 && (r = wakelock_hold_create(c, "run", &h)) == 0)
 		r = wakelock_hold_acquire(h);
 	if (r < 0) {

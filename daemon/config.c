@@ -146,13 +146,16 @@ static const char *add_deny(struct wld_config *c, const char *v)
 		return "value too long";
 	strcpy(buf, v);
 	for (char *tok = strtok_r(buf, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
-		if (wl_name_check(tok) < 0)
-			return "invalid client name in deny list";
-		if (config_is_denied(c, tok))
+		char key[WAKELOCK_NAME_MAX];
+
+		/* A client name, or uid:N for every client of that user. */
+		if (wl_policy_key(tok, key) < 0)
+			return "invalid client name in deny list (a name, or uid:N for a user's clients)";
+		if (config_is_denied(c, key))
 			continue;
 		if (c->ndeny >= WLD_MAX_DENY)
 			return "too many names in deny list";
-		strcpy(c->deny[c->ndeny++], tok);
+		strcpy(c->deny[c->ndeny++], key);
 	}
 	return NULL;
 }

@@ -90,8 +90,11 @@ static int mirror(struct daemon *d, const struct logind_inhibitor *inh)
 	uint64_t id;
 	int slot, hold;
 
-	slot = wl_table_slot_alloc(hdr, (int32_t)inh->pid, inh->uid, inh->name,
-	                           !policy_denied(&d->pol, &d->cfg, inh->name), &id);
+	/* The daemon's own slot: its "logind:" name is refused to clients,
+	 * and two inhibitors of one program may share it. */
+	slot = wl_table_slot_alloc_own(hdr, (int32_t)inh->pid, inh->uid, inh->name,
+	                               !policy_denied_client(&d->pol, &d->cfg, inh->name,
+	                                                     inh->uid), &id);
 	if (slot < 0)
 		return slot;
 	hold = wl_table_hold_alloc(hdr, (uint32_t)slot, inh->hold, WL_HOLD_DAEMON, -1);

@@ -32,7 +32,7 @@ struct daemon;
 /* At most this many inhibitors become slots; more are counted in the log
  * (one line) but keep the system awake through the one marked overflow. */
 #define LOGIND_MAX_INHIBITORS 64u
-#define LOGIND_CLIENT_PREFIX "logind:"
+#define LOGIND_CLIENT_PREFIX "logind:"  /* WL_LOGIND_PREFIX: refused to clients */
 
 enum logind_mode { LOGIND_OFF = 0, LOGIND_INHIBITORS = 1, LOGIND_SUSPEND = 2 };
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include "lib/wl_shm.h"
 #include "policy.h"
 
 static int find(char (*list)[WAKELOCK_NAME_MAX], unsigned n, const char *name)
@@ -41,14 +43,31 @@ int policy_denied(const struct policy *p, const struct wld_config *cfg, const ch
 	       find((char (*)[WAKELOCK_NAME_MAX])p->deny, p->ndeny, name) >= 0;
 }
 
+int policy_denied_client(const struct policy *p, const struct wld_config *cfg,
+                         const char *name, uint32_t uid)
+{
+	char key[WAKELOCK_NAME_MAX];
+
+	snprintf(key, sizeof(key), WL_UID_PREFIX "%u", (unsigned)uid);
+	return policy_denied(p, cfg, name) || policy_denied(p, cfg, key);
+}
+
 int policy_deny(struct policy *p, const char *name)
 {
-	drop(p->allow, &p->nallow, name);
-	return add(p->deny, &p->ndeny, name);
+	char key[WAKELOCK_NAME_MAX];
+
+	if (wl_policy_key(name, key) < 0)
+		return -EINVAL;
+	drop(p->allow, &p->nallow, key);
+	return add(p->deny, &p->ndeny, key);
 }
 
 int policy_allow(struct policy *p, const char *name)
 {
-	drop(p->deny, &p->ndeny, name);
-	return add(p->allow, &p->nallow, name);
+	char key[WAKELOCK_NAME_MAX];
+
+	if (wl_policy_key(name, key) < 0)
+		return -EINVAL;
+	drop(p->deny, &p->ndeny, key);
+	return add(p->allow, &p->nallow, key);
 }

@@ -276,15 +276,17 @@ static void do_register(struct daemon *d, struct conn *c, const char *name, int 
 		             "sealed against shrinking");
 		return;
 	}
-	denied = policy_denied(&d->pol, &d->cfg, name);
+	denied = policy_denied_client(&d->pol, &d->cfg, name, c->uid);
 	wl_lock(hdr);
 	r = wl_table_slot_alloc(hdr, c->pid, c->uid, name, !denied, &id);
 	if (r >= 0)
 		d->regions[r] = rg;
 	wl_unlock(hdr);
 	if (r < 0) {
+		char msg[WL_MSG_TEXT];
+
 		wl_region_unmap(rg);
-		server_reply(c, r, 0, 0, -1, r == -ENOSPC ? "client table full" : strerror(-r));
+		server_reply(c, r, 0, 0, -1, wl_table_refusal(r, 0, name, msg, sizeof(msg)));
 		return;
 	}
 	c->slot = r;
@@ -306,6 +308,7 @@ out:
 static void do_hold(struct daemon *d, struct conn *c, const struct wl_msg_arg *m)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
+	char msg[WL_MSG_TEXT];
 	int r;
 
 	if (c->slot < 0) {
@@ -334,8 +337,7 @@ static void do_hold(struct daemon *d, struct conn *c, const struct wl_msg_arg *m
 	}
 	wl_unlock(hdr);
 	if (r < 0)
-		server_reply(c, r, 0, 0, -1, r == -ENOSPC ? "the client has the most holds allowed" :
-		             r == -EEXIST ? "that hold index is taken" : NULL);
+		server_reply(c, r, 0, 0, -1, wl_table_refusal(r, 1, m->req.name, msg, sizeof(msg)));
 	else
 		server_reply(c, 0, (uint32_t)r, 0, -1, NULL);
 }
@@ -625,7 +627,8 @@ void server_apply_policy(struct daemon *d)
 		struct wl_shm_slot *s = &hdr->slots[i];
 
 		if (s->state == WL_SLOT_LIVE)
-			wl_table_set_allowed(hdr, i, !policy_denied(&d->pol, &d->cfg, s->name), now);
+			wl_table_set_allowed(hdr, i, !policy_denied_client(&d->pol, &d->cfg, s->name,
+			                                                   s->uid), now);
 	}
 	wl_unlock(hdr);
 	powerloop_kick(&d->pl);

@@ -10,6 +10,7 @@
  * client's slot only.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include "wl_region.h"
@@ -246,8 +247,8 @@ uint64_t wl_table_expire(struct wl_shm_header *hdr, uint64_t now)
 	return next;
 }
 
-int wl_table_slot_alloc(struct wl_shm_header *hdr, int32_t pid, uint32_t uid,
-                        const char *name, int allowed, uint64_t *client_id)
+static int slot_alloc(struct wl_shm_header *hdr, int32_t pid, uint32_t uid,
+                      const char *name, int allowed, uint64_t *client_id)
 {
 	struct wl_shm_slot *s;
 	uint32_t i;
@@ -264,11 +265,62 @@ int wl_table_slot_alloc(struct wl_shm_header *hdr, int32_t pid, uint32_t uid,
 	strncpy(s->name, name, WAKELOCK_NAME_MAX - 1);
 	s->allowed = allowed ? 1 : 0;
 	s->registered_rt = wl_now_real();
+	s->registered_mono = wl_now_mono();
 	s->pos = hdr->nlive++;
 	*client_id = s->client_id;
 	/* Publish last, so a lock-free reader never sees a half-made slot. */
 	__atomic_store_n(&s->state, WL_SLOT_LIVE, __ATOMIC_RELEASE);
 	return (int)i;
+}
+
+/* Whether a live slot is called name: O(live clients), at registration
+ * only. */
+static int name_taken(const struct wl_shm_header *hdr, const char *name)
+{
+	for (uint32_t k = 0; k < hdr->nlive; k++)
+		if (!strncmp(hdr->slots[hdr->order[k]].name, name, WAKELOCK_NAME_MAX))
+			return 1;
+	return 0;
+}
+
+int wl_table_slot_alloc(struct wl_shm_header *hdr, int32_t pid, uint32_t uid,
+                        const char *name, int allowed, uint64_t *client_id)
+{
+	/*
+	 * The name is what deny, allow and `wakelock list` go by, so it is
+	 * its owner's while the owner lives: a second client under it would
+	 * be denied with it, or pass for it.  It is free again once the
+	 * owner is reaped (a client that re-registers after a restart of
+	 * the daemon finds it free: the table is new).
+	 */
+	if (wl_name_reserved(name))
+		return -EPERM;
+	if (name_taken(hdr, name))
+		return -EADDRINUSE;
+	return slot_alloc(hdr, pid, uid, name, allowed, client_id);
+}
+
+int wl_table_slot_alloc_own(struct wl_shm_header *hdr, int32_t pid, uint32_t uid,
+                            const char *name, int allowed, uint64_t *client_id)
+{
+	return slot_alloc(hdr, pid, uid, name, allowed, client_id);
+}
+
+const char *wl_table_refusal(int r, int hold, const char *name, char *buf, size_t len)
+{
+	if (r == -EADDRINUSE && !hold)
+		snprintf(buf, len, "a live client is already registered as %s", name);
+	else if (r == -EPERM)
+		snprintf(buf, len, "%s: names starting with " WL_LOGIND_PREFIX ", "
+		         WL_ALARM_HOLD_PREFIX " or " WL_UID_PREFIX " are wakelockd's own", name);
+	else if (r == -ENOSPC)
+		snprintf(buf, len, "%s", hold ? "the client has the most holds allowed" :
+		         "client table full");
+	else if (r == -EEXIST && hold)
+		snprintf(buf, len, "that hold index is taken");
+	else
+		snprintf(buf, len, "%s", strerror(-r));
+	return buf;
 }
 
 void wl_table_slot_free(struct wl_shm_header *hdr, uint32_t slot, uint64_t now)
@@ -355,6 +407,10 @@ int wl_table_hold_alloc(struct wl_shm_header *hdr, uint32_t slot, const char *na
 	s = &hdr->slots[slot];
 	if (s->state != WL_SLOT_LIVE)
 		return -ESTALE;
+	/* "alarm:NAME" is an alarm's hold, the daemon's: a client's hold of
+	 * that name would pass for one in `list` and the ledger. */
+	if (owner == WL_HOLD_CLIENT && wl_name_reserved(name))
+		return -EPERM;
 	if (want >= 0) {
 		if (s->holds[want].in_use)
 			return -EEXIST;
@@ -471,6 +527,36 @@ uint32_t wl_table_holders(struct wl_shm_header *hdr, const struct wl_region *con
  * while we look). */
 #define ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
+/*
+ * Since when an active client hold is held, for `list`: the time of its
+ * acquire, as the client stamped it in its region (lib/hold.c, at each
+ * 0 -> 1 of the depth), not when the daemon first looked, which may be
+ * much later.  The stamp is the client's word, so it is clamped to the
+ * slot's life: never before the registration, never after now.  A lying
+ * client can only misreport its own hold.  A timed hold carries no stamp
+ * (its acquire does not touch the depth): it counts from the first look
+ * that found it.
+ */
+static void hold_since(struct wl_shm_header *hdr, struct wl_shm_slot *s, struct wl_shm_hold *h,
+                       const struct wl_region_hold *rh, int was, uint64_t now)
+{
+	uint64_t t = was ? h->since : now;
+
+	if (h->depth > 0) {
+		t = ONCE(rh->since);
+		if (t < s->registered_mono)
+			t = s->registered_mono;
+		if (t > now)
+			t = now;
+	}
+	h->since = t;
+	/* The slot's last activation: the latest acquire seen. */
+	if (t > s->last_acquired_mono) {
+		s->last_acquired_mono = t;
+		s->last_acquired_off = hdr->rt_offset;
+	}
+}
+
 void wl_table_sync(struct wl_shm_header *hdr, const struct wl_region *const *regions,
                    uint64_t now)
 {
@@ -480,7 +566,7 @@ void wl_table_sync(struct wl_shm_header *hdr, const struct wl_region *const *reg
 		uint32_t i = hdr->order[k];
 		struct wl_shm_slot *s = &hdr->slots[i];
 		const struct wl_region *rg = regions[i];
-		uint64_t acq = 0, held = 0;
+		uint64_t acq = 0, held = 0, earliest = now;
 		uint32_t active = 0;
 
 		for (uint32_t j = 0; j < WAKELOCK_MAX_HOLDS_PER_CLIENT; j++) {
@@ -495,20 +581,19 @@ void wl_table_sync(struct wl_shm_header *hdr, const struct wl_region *const *reg
 				h->depth = ONCE(rh->depth);
 				h->deadline = ONCE(rh->deadline);
 				h->active = h->depth > 0 || h->deadline > now;
-				if (h->active && !was) {
-					h->since = now;
-					s->last_acquired_mono = now;
-					s->last_acquired_off = hdr->rt_offset;
-				}
+				if (h->active)
+					hold_since(hdr, s, h, rh, was, now);
 				/* Sums of client-reported counts: they can only
 				 * misreport the client itself. */
 				acq += ONCE(rh->activations);
 				held += ONCE(rh->held_ns);
 			}
+			if (h->active && h->since < earliest)
+				earliest = h->since;
 			active += h->active;
 		}
 		if (active && !s->active)
-			s->active_since = now;
+			s->active_since = earliest;
 		s->active = active;
 		s->acquire_count = s->d_acquire_count + acq;
 		s->total_held_ns = s->d_total_held_ns + held;

@@ -51,6 +51,10 @@
 /* An alarm holds the system awake through a hold of its own client called
  * "alarm:NAME" (see wl_shm_alarm). */
 #define WL_ALARM_HOLD_PREFIX "alarm:"
+/* The logind follower's slots are "logind:WHO" (daemon/logind.c). */
+#define WL_LOGIND_PREFIX "logind:"
+/* A policy entry naming a user rather than a client: "uid:1000". */
+#define WL_UID_PREFIX "uid:"
 
 enum wl_slot_state { WL_SLOT_FREE = 0, WL_SLOT_LIVE = 1 };
 /* Who acquires and releases a hold: its client, in its own region, or
@@ -132,6 +136,9 @@ struct wl_shm_slot {
 	uint32_t pad;
 	uint32_t pos;           /* derived: index in hdr->order while LIVE */
 	uint64_t registered_rt; /* CLOCK_REALTIME ns */
+	/* CLOCK_MONOTONIC ns of the registration: no hold of the slot is
+	 * shown as held since before it (wl_table_sync). */
+	uint64_t registered_mono;
 	uint64_t active_since;  /* CLOCK_MONOTONIC ns when active became > 0 */
 	/* derived: 0, or <= the earliest deadline of the slot's holds (it may
 	 * be stale-early after a cancel: expiry then rescans this slot). */
@@ -327,13 +334,27 @@ uint32_t wl_table_holders(struct wl_shm_header *hdr, const struct wl_region *con
  * table, for display and statistics: O(live holds). */
 void wl_table_sync(struct wl_shm_header *hdr, const struct wl_region *const *regions,
                    uint64_t now);
+/*
+ * A client's slot: -EPERM for a name with a prefix the daemon keeps for
+ * its own slots and policy (wl_name_reserved), -EADDRINUSE for the name
+ * of another live slot (a name is its owner's while it lives: deny and
+ * `list` go by it), -ENOSPC when the table is full.
+ */
 int wl_table_slot_alloc(struct wl_shm_header *hdr, int32_t pid, uint32_t uid,
                         const char *name, int allowed, uint64_t *client_id);
+/* The daemon's own slot (the logind follower's): any valid name, even
+ * one taken (two inhibitors of one program are two slots). */
+int wl_table_slot_alloc_own(struct wl_shm_header *hdr, int32_t pid, uint32_t uid,
+                            const char *name, int allowed, uint64_t *client_id);
+/* The daemon's reply text for a refusal r of wl_table_slot_alloc (or of
+ * wl_table_hold_alloc, hold != 0) of name, in buf. */
+const char *wl_table_refusal(int r, int hold, const char *name, char *buf, size_t len);
 void wl_table_slot_free(struct wl_shm_header *hdr, uint32_t slot, uint64_t now);
 void wl_table_set_allowed(struct wl_shm_header *hdr, uint32_t slot, int allowed,
                           uint64_t now);
 /* A hold entry named `name`: at index `want` (-1 = the first free),
- * -EEXIST if that one is taken. */
+ * -EEXIST if that one is taken; a client's (owner WL_HOLD_CLIENT) may not
+ * have a reserved name (-EPERM): "alarm:NAME" must be an alarm's. */
 int wl_table_hold_alloc(struct wl_shm_header *hdr, uint32_t slot, const char *name,
                         uint32_t owner, int want);
 void wl_table_hold_free(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
@@ -341,6 +362,13 @@ void wl_table_hold_free(struct wl_shm_header *hdr, uint32_t slot, uint32_t hold,
 
 /* names.c */
 int wl_name_check(const char *name);
+/* Whether name starts with a prefix the daemon keeps for itself
+ * (WL_LOGIND_PREFIX, WL_ALARM_HOLD_PREFIX, WL_UID_PREFIX): refused as a
+ * client's or a client's hold's name. */
+int wl_name_reserved(const char *name);
+/* A deny/allow entry in its one spelling: a valid name, or "uid:N" with
+ * N decimal (leading zeros dropped) into out; -EINVAL otherwise. */
+int wl_policy_key(const char *in, char out[WAKELOCK_NAME_MAX]);
 /* Whether a name may contain ch (the rule wl_name_check applies). */
 int wl_name_char_ok(unsigned char ch);
 

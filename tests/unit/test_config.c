@@ -294,6 +294,49 @@ static void test_policy(void **st)
 	assert_true(policy_denied(&p, &c, "cfg"));
 }
 
+/* Policy by user: "uid:N" keys deny all of a user's clients, whatever
+ * their names; a name denies that name only.  Keys have one spelling. */
+static void test_policy_by_uid(void **st)
+{
+	struct wld_config c;
+	struct policy p;
+	char err[512], key[WAKELOCK_NAME_MAX];
+	(void)st;
+
+	memset(&p, 0, sizeof(p));
+	assert_int_equal(build(&c, err, "--deny", "uid:01000,victim", NULL), CONFIG_OK);
+	assert_true(policy_denied_client(&p, &c, "anything", 1000));   /* uid:1000 */
+	assert_true(policy_denied_client(&p, &c, "victim", 0));        /* by name */
+	assert_false(policy_denied_client(&p, &c, "other", 1001));
+	assert_false(policy_denied_client(&p, &c, "other", 100));      /* not a prefix match */
+	/* The uid is the socket's word: a name cannot borrow another's. */
+	assert_false(policy_denied_client(&p, &c, "uid:1001", 0));
+	assert_int_equal(policy_deny(&p, "uid:1001"), 0);
+	assert_true(policy_denied_client(&p, &c, "renamed", 1001));
+	assert_int_equal(policy_allow(&p, "uid:0001001"), 0);         /* the same key */
+	assert_false(policy_denied_client(&p, &c, "renamed", 1001));
+	assert_int_equal(policy_allow(&p, "uid:1000"), 0);            /* lifts the configured one */
+	assert_false(policy_denied_client(&p, &c, "anything", 1000));
+	assert_true(policy_denied_client(&p, &c, "victim", 1000));    /* its name still is */
+	/* Neither a name nor a uid: refused, nothing changes. */
+	assert_int_equal(policy_deny(&p, "uid:"), -EINVAL);
+	assert_int_equal(policy_deny(&p, "uid:12x"), -EINVAL);
+	assert_int_equal(policy_deny(&p, "uid:-1"), -EINVAL);
+	assert_int_equal(policy_deny(&p, "uid:4294967295"), -EINVAL);  /* (uid_t)-1 */
+	assert_int_equal(policy_deny(&p, "uid:99999999999"), -EINVAL);
+	assert_int_equal(policy_deny(&p, "bad name"), -EINVAL);
+	assert_int_equal(p.ndeny, 0);                 /* the allows took uid:1001 out */
+	assert_int_equal(p.nallow, 2);
+	assert_int_equal(wl_policy_key("uid:0", key), 0);
+	assert_string_equal(key, "uid:0");
+	assert_int_equal(wl_policy_key("uid:4294967294", key), 0);
+	assert_string_equal(key, "uid:4294967294");
+	assert_int_equal(wl_policy_key("logind:x", key), 0);          /* names as they are */
+	assert_string_equal(key, "logind:x");
+	assert_int_equal(build(&c, err, "--deny", "uid:alice", NULL), CONFIG_ERROR);
+	assert_non_null(strstr(err, "uid:N"));
+}
+
 static void test_backoff(void **st)
 {
 	struct backoff b;
@@ -459,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_ledger_settings),
 		cmocka_unit_test(test_logind_mode),
 		cmocka_unit_test(test_logind_names),
+		cmocka_unit_test(test_policy_by_uid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

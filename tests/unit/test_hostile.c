@@ -458,7 +458,11 @@ static void test_stoppers(void **st)
 
 	victim_hold(e, &v);
 	for (int i = 0; i < STOPPERS; i++) {
-		pid[i] = spawn_child("hammer", "stopper", -1);
+		char name[16];
+
+		/* A name is one live client's. */
+		snprintf(name, sizeof(name), "stopper%d", i);
+		pid[i] = spawn_child("hammer", name, -1);
 	}
 	hd_sleep_ms(200);
 	for (int i = 0; i < STOPPERS; i++) {
@@ -479,7 +483,12 @@ static void test_stoppers(void **st)
 		struct wl_msg_rep rep;
 		int s = wl_connect(NULL, 2000);
 
-		assert_int_equal(wl_request(s, WL_OP_DENY, "stopper", &rep, NULL), 0);
+		for (int i = 0; i < STOPPERS; i++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "stopper%d", i);
+			assert_int_equal(wl_request(s, WL_OP_DENY, name, &rep, NULL), 0);
+		}
 		close(s);
 	}
 	assert_int_equal(wakelock_hold_release(v.h), 0);
@@ -698,7 +707,7 @@ static void test_kill_sweep(void **st)
 	assert_int_equal(wakelock_hold_create(canary, "keep", &h), 0);
 	assert_int_equal(wakelock_hold_acquire(h), 0);
 	for (int i = 0; i < 2; i++) {
-		bg[i] = spawn_child("hammer", "hammer", -1);
+		bg[i] = spawn_child("hammer", i ? "hammer1" : "hammer0", -1);
 	}
 	/* Canary and both hammers registered (a TSan build under load takes
 	 * a while to exec). */

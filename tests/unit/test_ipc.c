@@ -212,7 +212,11 @@ static void test_threads_and_processes_hammering(void **st)
 		pids[p] = fork();
 		if (pids[p] == 0) {
 			struct hammer h1 = { .iters = ITERS };
-			if (wakelock_client_open(NULL, "proc", &h1.c) < 0)
+			char name[16];
+
+			/* A name is one live client's. */
+			snprintf(name, sizeof(name), "proc%d", p);
+			if (wakelock_client_open(NULL, name, &h1.c) < 0)
 				_exit(2);
 			hammer_thread(&h1);
 			_exit(h1.errors ? 1 : 0);

@@ -152,15 +152,83 @@ static void test_limits(void **st)
 	for (unsigned i = 1; i < WAKELOCK_MAX_HOLDS_PER_CLIENT; i++)
 		assert_true(wl_table_hold_alloc(h, s, "k", WL_HOLD_DAEMON, -1) >= 0);
 	assert_int_equal(wl_table_hold_alloc(h, s, "k", WL_HOLD_DAEMON, -1), -ENOSPC);
-	for (unsigned i = 1; i < WL_MAX_CLIENTS; i++)
-		assert_true(wl_table_slot_alloc(h, 1, 1, "c", 1, &id) >= 0);
+	for (unsigned i = 1; i < WL_MAX_CLIENTS; i++) {
+		char nm[16];
+
+		snprintf(nm, sizeof(nm), "c%u", i);
+		assert_true(wl_table_slot_alloc(h, 1, 1, nm, 1, &id) >= 0);
+	}
 	assert_int_equal(wl_table_slot_alloc(h, 1, 1, "c", 1, &id), -ENOSPC);
 	/* Freed slots keep identities unique: ids are never reused. */
 	wl_table_slot_free(h, 5, MS);
-	int n = wl_table_slot_alloc(h, 1, 1, "c", 1, &id);
+	int n = wl_table_slot_alloc(h, 1, 1, "c5", 1, &id);
 	assert_int_equal(n, 5);
 	assert_int_equal(id, WL_MAX_CLIENTS + 1);
 	assert_int_equal(wl_table_acquire(h, 5, 0, 0, MS), -ESTALE); /* hold not allocated */
+	free_seg(h);
+}
+
+/*
+ * A name is its owner's while the owner lives: a second live slot of the
+ * same name is refused (EADDRINUSE), 31 bytes long or not, and the name
+ * is free again once its owner is reaped.  Names with the daemon's
+ * prefixes are refused to clients, slots and holds, and left to the
+ * daemon's own path.
+ */
+static void test_names_are_identities(void **st)
+{
+	struct wl_shm_header *h = new_seg();
+	const char *longname = "0123456789abcdefghijklmnopqrstu";   /* 31 bytes */
+	char msg[128];
+	uint64_t id, id2;
+	int v, l, o;
+	(void)st;
+
+	v = wl_table_slot_alloc(h, 10, 1000, "victim", 1, &id);
+	assert_true(v >= 0);
+	assert_int_equal(wl_table_slot_alloc(h, 11, 1001, "victim", 1, &id2), -EADDRINUSE);
+	assert_int_equal(wl_table_slot_alloc(h, 10, 1000, "victim", 1, &id2), -EADDRINUSE);
+	assert_int_equal(h->nlive, 1);
+	assert_int_equal(h->slots[v].pid, 10);                  /* the first owner kept it */
+	assert_true(wl_table_slot_alloc(h, 12, 1000, "victim2", 1, &id2) >= 0);
+	assert_true(wl_table_slot_alloc(h, 12, 1000, "Victim", 1, &id2) >= 0);
+	l = wl_table_slot_alloc(h, 13, 1000, longname, 1, &id2);
+	assert_true(l >= 0);
+	assert_int_equal(wl_table_slot_alloc(h, 14, 1000, longname, 1, &id2), -EADDRINUSE);
+	assert_string_equal(wl_table_refusal(-EADDRINUSE, 0, "victim", msg, sizeof(msg)),
+	                    "a live client is already registered as victim");
+	/* Reaped: free again, to anyone. */
+	wl_table_slot_free(h, (uint32_t)v, MS);
+	v = wl_table_slot_alloc(h, 15, 1001, "victim", 1, &id2);
+	assert_true(v >= 0);
+	assert_true(id2 > id);
+
+	/* The daemon's prefixes, refused to clients... */
+	assert_int_equal(wl_table_slot_alloc(h, 16, 1000, "logind:GNOME_Calls", 1, &id2), -EPERM);
+	assert_int_equal(wl_table_slot_alloc(h, 16, 1000, "alarm:x", 1, &id2), -EPERM);
+	assert_int_equal(wl_table_slot_alloc(h, 16, 1000, "uid:1000", 1, &id2), -EPERM);
+	assert_non_null(strstr(wl_table_refusal(-EPERM, 0, "logind:x", msg, sizeof(msg)),
+	                       "wakelockd's own"));
+	/* ... not to the daemon's own slots, which may share a name. */
+	o = wl_table_slot_alloc_own(h, 1, 0, "logind:GNOME_Calls", 1, &id2);
+	assert_true(o >= 0);
+	assert_true(wl_table_slot_alloc_own(h, 2, 0, "logind:GNOME_Calls", 1, &id2) >= 0);
+	assert_int_equal(wl_table_slot_alloc(h, 16, 1000, "logind:GNOME_Calls", 1, &id2), -EPERM);
+	/* "logind" and "alarm" alone, or the prefix later in the name, are
+	 * ordinary names. */
+	assert_true(wl_table_slot_alloc(h, 16, 1000, "logind", 1, &id2) >= 0);
+	assert_true(wl_table_slot_alloc(h, 16, 1000, "x-alarm:y", 1, &id2) >= 0);
+
+	/* Holds: "alarm:NAME" is an alarm's, the daemon's, never a client's. */
+	assert_int_equal(wl_table_hold_alloc(h, v, "alarm:x", WL_HOLD_CLIENT, 3), -EPERM);
+	assert_int_equal(wl_table_hold_alloc(h, v, "logind:x", WL_HOLD_CLIENT, -1), -EPERM);
+	assert_int_equal(wl_table_hold_alloc(h, v, "uid:0", WL_HOLD_CLIENT, -1), -EPERM);
+	assert_int_equal(h->slots[v].holds[3].in_use, 0);
+	assert_int_equal(wl_table_hold_alloc(h, v, "alarm:x", WL_HOLD_DAEMON, 3), 3);
+	assert_int_equal(wl_table_hold_alloc(h, v, "call", WL_HOLD_CLIENT, 4), 4);
+	assert_int_equal(wl_table_hold_alloc(h, o, "why", WL_HOLD_DAEMON, -1), 0);
+	assert_string_equal(wl_table_refusal(-EEXIST, 1, "call", msg, sizeof(msg)),
+	                    "that hold index is taken");
 	free_seg(h);
 }
 
@@ -258,6 +326,72 @@ static void test_sync_mirrors_regions(void **st)
 	assert_int_equal(h->slots[a].active, 2);
 	assert_int_equal(h->slots[b].active, 1);
 	assert_int_equal(h->counter, 3);
+	munmap(ra, sizeof(*ra));
+	munmap(rb, sizeof(*rb));
+	free_seg(h);
+}
+
+/*
+ * `list` shows the time since the acquire, as the client stamped it in
+ * its region, not since the daemon's first look; clamped to the slot's
+ * life (never before its registration, never in the future), so a
+ * client can only misreport itself.
+ */
+static void test_sync_since_from_region(void **st)
+{
+	struct wl_shm_header *h = new_seg();
+	const struct wl_region *regions[WL_MAX_CLIENTS] = { 0 };
+	struct wl_region *ra = region(), *rb = region();
+	uint64_t id, reg, now;
+	int a, b;
+	(void)st;
+
+	/* Registered 3 s ago (as a client of the previous daemon would be
+	 * after a restart, it may have held from before: see below). */
+	a = wl_table_slot_alloc(h, 1, 1000, "a", 1, &id);
+	b = wl_table_slot_alloc(h, 2, 1000, "b", 1, &id);
+	h->slots[a].registered_mono -= 3000 * MS;
+	reg = h->slots[a].registered_mono;
+	assert_true(reg > 0 && h->slots[b].registered_mono > reg);
+	regions[a] = ra;
+	regions[b] = rb;
+	assert_int_equal(wl_table_hold_alloc(h, a, "x", WL_HOLD_CLIENT, 0), 0);
+	assert_int_equal(wl_table_hold_alloc(h, a, "early", WL_HOLD_CLIENT, 1), 1);
+	assert_int_equal(wl_table_hold_alloc(h, a, "late", WL_HOLD_CLIENT, 2), 2);
+	assert_int_equal(wl_table_hold_alloc(h, a, "timed", WL_HOLD_CLIENT, 3), 3);
+	assert_int_equal(wl_table_hold_alloc(h, b, "y", WL_HOLD_CLIENT, 0), 0);
+	now = wl_now_mono();
+	/* Acquired 2 s before the first look. */
+	ra->holds[0].depth = 1;
+	ra->holds[0].since = now - 2000 * MS;
+	/* A stamp before the registration, and one in the future. */
+	ra->holds[1].depth = 1;
+	ra->holds[1].since = 1;
+	ra->holds[2].depth = 1;
+	ra->holds[2].since = now + 3600000 * MS;
+	/* A timed hold has no stamp of its own: from the first look. */
+	ra->holds[3].deadline = now + 60000 * MS;
+	ra->holds[3].since = now - 9000 * MS;
+	/* Another client's garbage is its own. */
+	rb->holds[0].depth = 1;
+	rb->holds[0].since = 0;
+	wl_table_sync(h, regions, now);
+	assert_int_equal(h->slots[a].holds[0].since, now - 2000 * MS);
+	assert_int_equal(h->slots[a].holds[1].since, reg);
+	assert_int_equal(h->slots[a].holds[2].since, now);
+	assert_int_equal(h->slots[a].holds[3].since, now);
+	assert_int_equal(h->slots[a].active_since, reg);
+	assert_int_equal(h->slots[a].last_acquired_mono, now);
+	assert_int_equal(h->slots[b].holds[0].since, h->slots[b].registered_mono);
+	/* Released and taken again between two looks: the new acquire. */
+	ra->holds[0].since = now + 500 * MS;
+	wl_table_sync(h, regions, now + 1000 * MS);
+	assert_int_equal(h->slots[a].holds[0].since, now + 500 * MS);
+	assert_int_equal(h->slots[a].holds[3].since, now);         /* still the first look */
+	/* Not held: no longer active, and the next acquire counts anew. */
+	ra->holds[0].depth = 0;
+	wl_table_sync(h, regions, now + 1100 * MS);
+	assert_int_equal(h->slots[a].holds[0].active, 0);
 	munmap(ra, sizeof(*ra));
 	munmap(rb, sizeof(*rb));
 	free_seg(h);
@@ -397,6 +531,8 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_holders_from_regions),
 		cmocka_unit_test(test_sync_mirrors_regions),
+		cmocka_unit_test(test_sync_since_from_region),
+		cmocka_unit_test(test_names_are_identities),
 		cmocka_unit_test(test_alarm_done_from_region),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_validation),
