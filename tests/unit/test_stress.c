@@ -59,7 +59,9 @@ static void victim_main(int wfd, int mode, unsigned seed)
 	wakelock_client *c;
 	wakelock_hold *h[2];
 
-	snprintf(name, sizeof(name), "victim%u", seed % 100000);
+	/* A name is one live client's: the pid makes it so (seeds may share
+	 * their last digits). */
+	snprintf(name, sizeof(name), "victim%d", (int)getpid());
 	int r = wakelock_client_open(NULL, name, &c);
 	if (r < 0)
 		fprintf(stderr, "victim: %s (%s)\n", wakelock_strerror(r), wakelock_last_error());
