@@ -11,9 +11,15 @@
  *     calls epoll_wait() again, i.e. until the holds below are taken;
  *   daemon -> client: the alarm's hold ("alarm:NAME", timed by
  *     alarm_timeout_ms, owned by the daemon) is acquired BEFORE the
- *     client's eventfd is signalled; it ends when the client reports the
+ *     client's doorbell is rung; it ends when the client reports the
  *     work done in its region (wakelock_alarm_done, lib/table.c alarms_ack).
- * A denied client's alarms fire too, but their holds are not counted.
+ * Each alarm's doorbell is a pipe the daemon made: the client has the
+ * read end, the daemon the write end, non-blocking in a file description
+ * of its own, so no client can make the ring block (server_doorbell).
+ * The rings happen after the segment lock is released.
+ * Deny covers alarms: a denied client's alarms do not arm the timer (nor
+ * count as imminent in the power loop) until it is allowed again; then
+ * those overdue fire at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -89,9 +95,9 @@ void alarms_close(struct daemon *d)
 void alarms_conn_closed(struct conn *c)
 {
 	for (unsigned j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++) {
-		if (c->alarm_efd[j] >= 0)
-			close(c->alarm_efd[j]);
-		c->alarm_efd[j] = -1;
+		if (c->alarm_wfd[j] >= 0)
+			close(c->alarm_wfd[j]);
+		c->alarm_wfd[j] = -1;
 	}
 }
 
@@ -109,6 +115,9 @@ void alarms_rearm(struct daemon *d)
 	for (uint32_t k = 0; k < hdr->nlive; k++) {
 		struct wl_shm_slot *s = &hdr->slots[hdr->order[k]];
 
+		/* Denied: its alarms wait (see the top). */
+		if (!s->allowed)
+			continue;
 		for (uint32_t j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++) {
 			const struct wl_alarm_times *t = &s->alarms[j].t;
 
@@ -165,16 +174,14 @@ static void fire(struct daemon *d, uint32_t slot, uint32_t j, uint64_t boot, uin
 	          (unsigned long long)(late / 1000000u));
 }
 
-/* Tell the client that alarm j of slot fired.  Non-blocking eventfd:
- * cannot stall this thread; its counter would need 2^64 fires to saturate. */
+/* Tell the client that alarm j of slot fired: its doorbell, our own
+ * non-blocking write end (a full pipe is readable already). */
 static void signal_fire(struct daemon *d, uint32_t slot, uint32_t j)
 {
 	int ci = d->slot_conn[slot];
-	uint64_t one = 1;
 
-	if (ci >= 0 && d->conns[ci].alarm_efd[j] >= 0 &&
-	    write(d->conns[ci].alarm_efd[j], &one, sizeof(one)) < 0)
-		log_debug("alarm %u of slot %u: eventfd: %s", j, slot, strerror(errno));
+	if (ci >= 0)
+		server_ring(d->conns[ci].alarm_wfd[j]);
 }
 
 void alarms_timer_event(struct daemon *d)
@@ -204,6 +211,14 @@ void alarms_timer_event(struct daemon *d)
 			}
 		}
 	}
+	if (fired) {
+		hdr->dstats.alarm_wakeups++;
+		hdr->dstats.alarm_fires += fired;
+	}
+	alarms_rearm(d);
+	wl_unlock(hdr);
+	/* The rings, outside the lock.  The slots, their order and the
+	 * signal marks change in this thread only, so they hold still. */
 	for (uint32_t k = 0; fired && k < hdr->nlive; k++) {
 		uint32_t i = hdr->order[k];
 		struct wl_shm_slot *s = &hdr->slots[i];
@@ -215,33 +230,24 @@ void alarms_timer_event(struct daemon *d)
 			}
 		}
 	}
-	if (fired) {
-		hdr->dstats.alarm_wakeups++;
-		hdr->dstats.alarm_fires += fired;
-	}
-	alarms_rearm(d);
-	wl_unlock(hdr);
 }
 
-static void do_create(struct daemon *d, struct conn *c, const char *name, int fd)
+static void do_create(struct daemon *d, struct conn *c, const char *name)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
 	char hold[WAKELOCK_NAME_MAX];
 	struct wl_shm_slot *s;
 	uint32_t j;
-	int h;
+	int h, rfd, wfd = -1;
 
 	if (wl_name_check(name) < 0 || strlen(name) >= WAKELOCK_ALARM_NAME_MAX) {
 		server_reply(c, -EINVAL, 0, 0, -1, "invalid alarm name");
-		goto out;
+		return;
 	}
-	if (fd < 0 || server_check_eventfd(fd) < 0) {
-		/* No descriptor at all may also mean the daemon ran out of
-		 * them (the kernel then drops it): say both. */
-		server_reply(c, -EINVAL, 0, 0, -1, fd < 0 ?
-		             "no eventfd received (none sent, or wakelockd is out of descriptors)" :
-		             "an alarm needs an eventfd");
-		goto out;
+	rfd = server_doorbell(&wfd);
+	if (rfd < 0) {
+		server_reply(c, rfd, 0, 0, -1, "cannot make a pipe for the alarm");
+		return;
 	}
 	snprintf(hold, sizeof(hold), WL_ALARM_HOLD_PREFIX "%s", name);
 	wl_lock(hdr);
@@ -265,40 +271,31 @@ static void do_create(struct daemon *d, struct conn *c, const char *name, int fd
 	s->alarms[j].in_use = 1;
 	s->alarm_count++;
 	wl_unlock(hdr);
-	if (c->alarm_efd[j] >= 0)
-		close(c->alarm_efd[j]);
-	c->alarm_efd[j] = fd;
+	if (c->alarm_wfd[j] >= 0)
+		close(c->alarm_wfd[j]);
+	c->alarm_wfd[j] = wfd;
+	wfd = -1;
 	log_debug("client %s: alarm %s created", s->name, name);
-	server_reply(c, 0, j, 0, -1, NULL);
-	return;
+	server_reply(c, 0, j, 0, rfd, NULL);
 out:
-	if (fd >= 0)
-		close(fd);
+	close(rfd);
+	if (wfd >= 0)
+		close(wfd);
 }
 
-void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd)
+void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_arg *m)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
 	struct wl_shm_alarm *al;
 	const char *why = NULL;
 	int r;
 
-	if (c->slot < 0 || d->alarm_fd < 0) {
-		if (fd >= 0)
-			close(fd);
-		if (c->slot < 0)
-			server_reply(c, -EINVAL, 0, 0, -1, "alarms belong to a registered client");
-		else
-			server_reply(c, -EOPNOTSUPP, 0, 0, -1, "wakelockd has no timer for alarms "
-			             "(kernel without timerfd)");
-		return;
-	}
+	/* The request table (server.c) let only a registered client with a
+	 * timer get here. */
 	if (m->req.op == WL_OP_ALARM_CREATE) {
-		do_create(d, c, m->req.name, fd);
+		do_create(d, c, m->req.name);
 		return;
 	}
-	if (fd >= 0)
-		close(fd);
 	r = 0;
 	wl_lock(hdr);
 	if (m->index >= WAKELOCK_MAX_ALARMS_PER_CLIENT ||
@@ -324,9 +321,9 @@ void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_arg *m
 		wl_table_hold_free(hdr, (uint32_t)c->slot, al->hold, wl_now_mono());
 		memset(al, 0, sizeof(*al));
 		hdr->slots[c->slot].alarm_count--;
-		if (c->alarm_efd[m->index] >= 0)
-			close(c->alarm_efd[m->index]);
-		c->alarm_efd[m->index] = -1;
+		if (c->alarm_wfd[m->index] >= 0)
+			close(c->alarm_wfd[m->index]);
+		c->alarm_wfd[m->index] = -1;
 		break;
 	}
 	alarms_rearm(d);

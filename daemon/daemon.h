@@ -19,6 +19,7 @@
 #define IDX_SIGNAL 0xfffffffeu
 #define IDX_ALARM 0xfffffffdu
 #define IDX_LOGIND 0xfffffffcu
+#define IDX_RESUME 0xfffffffbu
 
 struct wl_msg_arg;
 struct logind;
@@ -31,7 +32,11 @@ struct conn {
 	int allowed;         /* passed the access check */
 	int admin;           /* may deny, allow and reload */
 	char why[160];       /* why not */
-	int alarm_efd[WAKELOCK_MAX_ALARMS_PER_CLIENT];  /* the client's eventfds, -1 = none */
+	/* Doorbells: write ends of pipes whose read ends the client has
+	 * (server_doorbell), -1 = none.  Only this thread writes and closes
+	 * them, never under the segment lock. */
+	int alarm_wfd[WAKELOCK_MAX_ALARMS_PER_CLIENT];
+	int resume_wfd;      /* resume notifications */
 };
 
 struct daemon {
@@ -73,9 +78,12 @@ void server_reply(struct conn *c, int status, uint32_t slot, uint64_t id, int fd
 void server_reply_fds(struct conn *c, int status, uint32_t slot, uint64_t id, const int *fds,
                       unsigned nfds, const char *msg);
 int daemon_reload(struct daemon *d);   /* main.c */
-/* An eventfd a client passed, made non-blocking: 0, or -EINVAL if it is
- * something else (checked through /proc where there is one). */
-int server_check_eventfd(int fd);
+/* A doorbell for a client: a pipe whose read end (returned, or -errno)
+ * goes to the client, the write end (*wfd) stays ours.  server_ring
+ * writes a byte to it without blocking, whatever the client does with
+ * its end. */
+int server_doorbell(int *wfd);
+void server_ring(int wfd);
 
 /* alarms.c: wake alarms, in the main thread. */
 int alarms_open(struct daemon *d, char *err, size_t errlen);
@@ -84,12 +92,11 @@ void alarms_close(struct daemon *d);
 void alarms_set_timeout(struct daemon *d);
 /* The timer expired: fire what is due, re-arm. */
 void alarms_timer_event(struct daemon *d);
-/* An alarm request of a connection; replies.  fd: a passed descriptor
- * (taken over), -1 if none. */
-void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd);
+/* An alarm request of a registered client's connection; replies. */
+void alarms_request(struct daemon *d, struct conn *c, const struct wl_msg_arg *m);
 /* Set the timer to the next fire time (segment lock held). */
 void alarms_rearm(struct daemon *d);
-/* The connection's alarms are gone with its slot: close its eventfds. */
+/* The connection's alarms are gone with its slot: close their doorbells. */
 void alarms_conn_closed(struct conn *c);
 
 /* stats.c */

@@ -32,11 +32,13 @@
 /*
  * Step 3 sleeps in poll() on the loop's eventfd, without a timeout unless
  * a timed hold is pending (then until the earliest end): no periodic
- * wake-ups while the system is held awake.  Every event that can end or
- * change the wait writes the eventfd (powerloop_kick):
- *   the watched client's last hold ends  that client (hdr->watched[slot] set)
- *   an alarm's work done                the client (wakelock_alarm_done)
+ * wake-ups while the system is held awake.  The eventfd is the daemon's
+ * own, never handed to a client.  Every event that can end or change the
+ * wait writes it (powerloop_kick):
+ *   a watched client's last hold ends   the main thread, on the client's
+ *   an alarm's work done                  WL_OP_KICK (powerloop_client_kick)
  *   client reaped, deny/allow change    the main thread (server.c)
+ *   a CLI's look (wakelock list)        the main thread (server.c)
  *   config reload, stop                 powerloop_set_params / _request_stop
  */
 
@@ -61,14 +63,21 @@ int powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr,
 {
 	memset(pl, 0, sizeof(*pl));
 	pl->kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (pl->kick_fd < 0)
-		return -errno;
+	pl->resume_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (pl->kick_fd < 0 || pl->resume_fd < 0) {
+		int r = -errno;
+
+		if (pl->kick_fd >= 0)
+			close(pl->kick_fd);
+		return r;
+	}
 	pl->hdr = hdr;
 	pl->regions = regions;
-	pl->watch = -1;
+	/* Generations of hdr->watched: from a random start, so that a
+	 * client coming from our predecessor cannot have kicked for one of
+	 * ours already (lib/hold.c). */
+	pl->watch_gen = (uint32_t)wl_clock_ns(CLOCK_REALTIME) ^ (uint32_t)getpid() << 16;
 	pl->alarm_slot = pl->alarm_index = -1;
-	for (unsigned i = 0; i < WL_MAX_CLIENTS; i++)
-		pl->resume_efd[i] = -1;
 	pl->be = be;
 	pl->clk = clk;
 	pl->params = *p;
@@ -154,24 +163,17 @@ void powerloop_ledger_poll(struct powerloop *pl, int force)
 }
 
 /*
- * Resume notifications: the attempt is recorded; every subscriber's
- * eventfd is written (non-blocking: a full counter already says
- * "readable") and the client fetches the record (wakelock_resume_read).
+ * Resume notifications: the attempt is recorded.  The main thread rings
+ * every subscriber's doorbell (server.c), outside the lock; the client
+ * fetches the record (wakelock_resume_read).
  */
 static void notify_resume(struct powerloop *pl)
 {
-	struct wl_shm_header *hdr = pl->hdr;
 	uint64_t one = 1;
 
-	wl_lock(hdr);
-	for (uint32_t k = 0; k < hdr->nlive; k++) {
-		int fd = pl->resume_efd[hdr->order[k]];
-
-		if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
-			/* EAGAIN: it is readable already */
-		}
+	if (write(pl->resume_fd, &one, sizeof(one)) < 0) {
+		/* EAGAIN: the counter is full, so it is readable already */
 	}
-	wl_unlock(hdr);
 }
 
 /* The daemon alarm due first, as the ledger's candidate cause; lock held. */
@@ -204,7 +206,9 @@ void powerloop_destroy(struct powerloop *pl)
 	pthread_mutex_destroy(&pl->plock);
 	if (pl->kick_fd >= 0)
 		close(pl->kick_fd);
-	pl->kick_fd = -1;
+	if (pl->resume_fd >= 0)
+		close(pl->resume_fd);
+	pl->kick_fd = pl->resume_fd = -1;
 }
 
 void powerloop_kick(struct powerloop *pl)
@@ -214,6 +218,13 @@ void powerloop_kick(struct powerloop *pl)
 	if (write(pl->kick_fd, &one, sizeof(one)) < 0) {
 		/* EAGAIN: the counter is full, so the loop wakes anyway */
 	}
+}
+
+void powerloop_client_kick(struct powerloop *pl, uint32_t slot)
+{
+	if (slot < WL_MAX_CLIENTS)
+		__atomic_store_n(&pl->kicked[slot], 1, __ATOMIC_RELAXED);
+	powerloop_kick(pl);
 }
 
 /* Sleep until kicked or timeout_ns (0: no timeout). */
@@ -382,51 +393,89 @@ static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int kee
 	return n;
 }
 
-/* Stop watching (lock held). */
+/* Stop watching anyone (lock held). */
 static void unwatch(struct powerloop *pl)
 {
-	if (pl->watch >= 0 && (uint32_t)pl->watch < pl->hdr->nslots)
-		__atomic_store_n(&pl->hdr->watched[pl->watch], 0, __ATOMIC_SEQ_CST);
-	pl->watch = -1;
+	struct wl_shm_header *hdr = pl->hdr;
+
+	for (uint32_t k = 0; k < hdr->nlive; k++) {
+		uint32_t i = hdr->order[k];
+
+		if (__atomic_load_n(&hdr->watched[i], __ATOMIC_RELAXED))
+			__atomic_store_n(&hdr->watched[i], 0, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* Set or clear one client's watch (lock held); 1 if set. */
+static int watch_set(struct wl_shm_header *hdr, uint32_t i, uint32_t gen)
+{
+	if (gen || __atomic_load_n(&hdr->watched[i], __ATOMIC_RELAXED))
+		__atomic_store_n(&hdr->watched[i], gen, __ATOMIC_SEQ_CST);
+	return gen != 0;
 }
 
 /*
- * Watch one allowed client whose region holds: set its flag, then look at
- * its region again (the daemon's half of the release handshake,
- * wl_region.h).  Returns 1 if it stopped holding meanwhile (look again
- * now), 0 otherwise.  Daemon-owned holds need no watch: they end by
- * their timeout (a timed wait) or by a kick (alarm work done), as does
- * the wait for an imminent alarm.  With none of those and no region
- * holding, the holds the last look counted ended before one could be
- * watched, their releases saw no flag and kicked nobody: look again.
+ * Watch the allowed clients whose regions hold: set their words to a new
+ * generation, then look at their regions again (the daemon's half of the
+ * release handshake, wl_region.h).  Returns 1 if one of them stopped
+ * holding meanwhile (look again now), 0 otherwise.
+ *
+ * Every holder is watched, so that the wait ends at the first release to
+ * zero whoever makes it: a client stopped between its release and its
+ * kick (or one that never kicks) then delays only itself, never the
+ * release of another.  But a client that kicked since the last look and
+ * holds again is busy (short holds, one after the other): it is left
+ * unwatched while someone else is watched, so that its pairs do not wake
+ * the daemon one by one.  Each client kicks at most once per generation.
+ *
+ * Daemon-owned holds need no watch: they end by their timeout (a timed
+ * wait) or by a kick (alarm work done), as does the wait for an imminent
+ * alarm.  With none of those and no region holding, the holds the last
+ * look counted ended before one could be watched, their releases saw no
+ * watch and kicked nobody: look again.
  */
-static int watch_one(struct powerloop *pl)
+static int watch_holders(struct powerloop *pl)
 {
 	struct wl_shm_header *hdr = pl->hdr;
 	uint64_t now = wl_now_mono(), at = 0;
-	int daemon_held = 0;
+	uint32_t gen, watched = 0, busy = 0;
+	int daemon_held = 0, again = 0;
 
+	if (++pl->watch_gen == 0)
+		pl->watch_gen = 1;
+	gen = pl->watch_gen;
 	wl_lock(hdr);
-	unwatch(pl);
 	for (uint32_t k = 0; k < hdr->nlive; k++) {
 		uint32_t i = hdr->order[k];
 		const struct wl_region *rg = pl->regions[i];
-		int again;
+		int kicked = __atomic_exchange_n(&pl->kicked[i], 0, __ATOMIC_RELAXED);
+		int holds = hdr->slots[i].allowed && rg && wl_region_holding(rg, now);
 
-		if (!hdr->slots[i].allowed)
-			continue;
-		daemon_held |= hdr->slots[i].dactive > 0;
-		if (!rg || !wl_region_holding(rg, now))
-			continue;
-		__atomic_store_n(&hdr->watched[i], 1, __ATOMIC_SEQ_CST);
-		pl->watch = (int)i;
-		again = !wl_region_holding(rg, now);
-		wl_unlock(hdr);
-		return again;
+		daemon_held |= hdr->slots[i].allowed && hdr->slots[i].dactive > 0;
+		pl->busy[i] = holds && kicked;
+		busy += pl->busy[i];
+		watched += watch_set(hdr, i, holds && !kicked ? gen : 0);
 	}
-	daemon_held |= alarm_imminent(pl, &at);
+	for (uint32_t k = 0; busy && k < hdr->nlive; k++) {
+		uint32_t i = hdr->order[k];
+
+		/* Nobody else to wait for: the busy ones are. */
+		if (pl->busy[i] && !watched)
+			watch_set(hdr, i, gen);
+		pl->busy[i] = 0;
+	}
+	watched += watched ? 0 : busy;
+	for (uint32_t k = 0; watched && k < hdr->nlive; k++) {
+		uint32_t i = hdr->order[k];
+
+		if (__atomic_load_n(&hdr->watched[i], __ATOMIC_RELAXED) &&
+		    !wl_region_holding(pl->regions[i], now))
+			again = 1;
+	}
+	if (!watched)
+		again = !(daemon_held | alarm_imminent(pl, &at));
 	wl_unlock(hdr);
-	return !daemon_held;
+	return again;
 }
 
 /*
@@ -440,9 +489,9 @@ static int watch_one(struct powerloop *pl)
  * attempt and its statistics are complete: a client woken by an alarm
  * after a resume sees the resume counted, by the kernel and by us.
  *
- * While clients hold, one of them is watched (watch_one): it kicks us
- * when its last hold ends, and we look again, and watch the next.  The
- * others release without a system call.  Most looks happen with the
+ * While clients hold, they are watched (watch_holders): the first whose
+ * last hold ends kicks us, we look again and watch those that still
+ * hold.  Most looks happen with the
  * phase open (an acquire meanwhile does not wait); only when nobody held
  * does the phase close, and a second look decides.
  */
@@ -474,7 +523,7 @@ static int wait_for_zero(struct powerloop *pl)
 		}
 		if (pl->before_watch)
 			pl->before_watch(pl->before_watch_arg);
-		if (watch_one(pl))
+		if (watch_holders(pl))
 			continue;
 		/* A claim window that ended is closed here, when the CLI asks
 		 * (server.c) or at the next attempt: never by a timed wake-up,

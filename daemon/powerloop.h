@@ -39,7 +39,12 @@ struct powerloop {
 	 * lock; the main thread changes them under it. */
 	const struct wl_region *const *regions;
 	int kick_fd;                    /* eventfd: re-evaluate (see powerloop.c) */
-	int watch;                      /* the watched slot, -1: none (under hdr's lock) */
+	int resume_fd;                  /* eventfd: an attempt is recorded (server.c) */
+	uint32_t watch_gen;             /* the last generation of hdr->watched */
+	/* Set by the main thread when a client kicks (WL_OP_KICK), read and
+	 * cleared by the loop at its next look: it tells busy clients. */
+	uint8_t kicked[WL_MAX_CLIENTS];
+	uint8_t busy[WL_MAX_CLIENTS];   /* the loop's scratch (under hdr's lock) */
 	/* The wake ledger (docs/ledger.md), NULL: none.  The snapshots are
 	 * the loop's own (16 KiB each, not on the stack). */
 	struct ledger *ledger;
@@ -51,9 +56,6 @@ struct powerloop {
 	/* When the alarm timer expires next (CLOCK_BOOTTIME ns, 0: disarmed;
 	 * under hdr's lock; alarms.c). */
 	uint64_t alarm_next_boot;
-	/* Resume notifications: each client's eventfd, -1 = not subscribed
-	 * (under hdr's lock; server.c sets and closes them). */
-	int resume_efd[WL_MAX_CLIENTS];
 	struct power_backend *be;
 	struct power_clock *clk;
 	pthread_mutex_t plock;          /* guards pending */
@@ -96,6 +98,8 @@ int powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr,
 void powerloop_destroy(struct powerloop *pl);
 /* Any thread: the loop re-evaluates (a client went, the policy changed). */
 void powerloop_kick(struct powerloop *pl);
+/* The main thread: registered client slot kicked (WL_OP_KICK). */
+void powerloop_client_kick(struct powerloop *pl, uint32_t slot);
 /* Keep a wake ledger: one record per attempt (powerloop_init first;
  * allocates the snapshots: -ENOMEM). */
 int powerloop_set_ledger(struct powerloop *pl, struct ledger *l);

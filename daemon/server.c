@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "lib/wl_proto.h"
 #include "lib/wl_region.h"
+#include "closer.h"
 #include "daemon.h"
 #include "ledger.h"
 #include "log.h"
@@ -50,6 +51,11 @@ int server_open(struct daemon *d, char *err, size_t errlen)
 	if (listen(d->listen_fd, 128) < 0)
 		goto fail;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->listen_fd, &ev) < 0)
+		goto fail;
+	/* The power thread's "an attempt is recorded": this thread tells
+	 * the subscribers (notify_resume). */
+	ev.data.u32 = IDX_RESUME;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->pl.resume_fd, &ev) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -101,28 +107,6 @@ static unsigned conns_of_uid(struct daemon *d, uid_t uid)
 	return n;
 }
 
-/*
- * The eventfd a client passes must be one: the daemon writes 8 bytes to
- * it from its main thread and must neither block nor write into a file.
- * Where /proc is missing the check is skipped; O_NONBLOCK still holds.
- */
-int server_check_eventfd(int fd)
-{
-	char path[64], link[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, link, sizeof(link) - 1);
-	if (n >= 0) {
-		link[n] = 0;
-		if (strcmp(link, "anon_inode:[eventfd]"))
-			return -EINVAL;
-	}
-	if (fcntl(fd, F_SETFL, O_NONBLOCK) < 0)
-		return -errno;
-	return 0;
-}
-
 static void do_accept(struct daemon *d)
 {
 	for (;;) {
@@ -146,7 +130,7 @@ static void do_accept(struct daemon *d)
 		}
 		if (!c || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &uc, &ul) < 0) {
 			log_warn("refusing connection: %s", c ? strerror(errno) : "too many");
-			close(fd);
+			fd_discard(fd);
 			continue;
 		}
 		/* One user cannot take every connection either: its clients,
@@ -155,14 +139,15 @@ static void do_accept(struct daemon *d)
 		    conns_of_uid(d, uc.uid) >= d->cfg.max_clients_per_uid + WLD_SPARE_CONNS_PER_UID) {
 			log_warn("refusing connection of uid %u: %u connections already",
 			         (unsigned)uc.uid, conns_of_uid(d, uc.uid));
-			close(fd);
+			fd_discard(fd);
 			continue;
 		}
 		memset(c, 0, sizeof(*c));
 		c->fd = fd;
 		c->slot = -1;
+		c->resume_wfd = -1;
 		for (unsigned j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++)
-			c->alarm_efd[j] = -1;
+			c->alarm_wfd[j] = -1;
 		c->pid = uc.pid;
 		c->uid = uc.uid;
 		c->allowed = peer_allowed(d, fd, &uc, c->why, sizeof(c->why));
@@ -172,7 +157,7 @@ static void do_accept(struct daemon *d)
 		           (d->cfg.have_admin_gid && peer_in_group(fd, uc.gid, d->cfg.admin_gid));
 		ev.data.u32 = i;
 		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			close(fd);
+			fd_discard(fd);
 			c->fd = -1;
 		}
 	}
@@ -192,9 +177,7 @@ void server_conn_close(struct daemon *d, struct conn *c)
 		wl_table_slot_free(hdr, (uint32_t)c->slot, wl_now_mono());
 		rg = d->regions[c->slot];
 		d->regions[c->slot] = NULL;
-		if (d->pl.resume_efd[c->slot] >= 0)
-			close(d->pl.resume_efd[c->slot]);
-		d->pl.resume_efd[c->slot] = -1;
+		__atomic_store_n(&d->pl.kicked[c->slot], 0, __ATOMIC_RELAXED);
 		/* Its alarms left with the slot: no wake-up for them. */
 		alarms_rearm(d);
 		wl_unlock(hdr);
@@ -204,8 +187,13 @@ void server_conn_close(struct daemon *d, struct conn *c)
 		powerloop_kick(&d->pl);
 	}
 	alarms_conn_closed(c);
+	if (c->resume_wfd >= 0)
+		close(c->resume_wfd);
+	c->resume_wfd = -1;
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
+	/* Descriptors the client queued and we never read are released
+	 * with the socket: by the closer, in case one blocks. */
+	fd_discard(c->fd);
 	c->fd = -1;
 	c->slot = -1;
 }
@@ -242,12 +230,19 @@ static unsigned clients_of_uid(struct daemon *d, uid_t uid)
 	return n;
 }
 
-static void do_register(struct daemon *d, struct conn *c, const char *name, int fd)
+/*
+ * Handlers of the request table below: each is called only once the
+ * table's rules hold (size, caller, registration, descriptor).  fd is the
+ * descriptor a row that takes one received, already checked for its
+ * type; the handler owns it.
+ */
+static void do_register(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
+	const char *name = m->req.name;
 	const struct wl_region *rg;
 	uint64_t id = 0;
-	int denied, r, fds[2];
+	int denied, r;
 
 	if (c->slot >= 0) {
 		server_reply(c, -EALREADY, 0, 0, -1, "already registered on this connection");
@@ -265,16 +260,11 @@ static void do_register(struct daemon *d, struct conn *c, const char *name, int 
 		server_reply(c, -EDQUOT, 0, 0, -1, msg);
 		goto out;
 	}
-	if (fd < 0) {
-		server_reply(c, -EINVAL, 0, 0, -1, "no region received (none sent, or wakelockd "
-		             "is out of descriptors)");
-		return;
-	}
 	r = wl_region_map(fd, &rg);
 	if (r < 0) {
 		server_reply(c, -EINVAL, 0, 0, -1, "the region must be a memfd of the right size "
 		             "sealed against shrinking");
-		return;
+		goto out;
 	}
 	denied = policy_denied_client(&d->pol, &d->cfg, name, c->uid);
 	wl_lock(hdr);
@@ -287,7 +277,7 @@ static void do_register(struct daemon *d, struct conn *c, const char *name, int 
 
 		wl_region_unmap(rg);
 		server_reply(c, r, 0, 0, -1, wl_table_refusal(r, 0, name, msg, sizeof(msg)));
-		return;
+		goto out;
 	}
 	c->slot = r;
 	d->slot_conn[r] = (int)(c - d->conns);
@@ -295,26 +285,20 @@ static void do_register(struct daemon *d, struct conn *c, const char *name, int 
 	          (unsigned)c->uid, r, denied ? ", denied" : "");
 	/* It may hold already (a client of our predecessor): look. */
 	powerloop_kick(&d->pl);
-	fds[0] = d->seg.fd;
-	fds[1] = d->pl.kick_fd;
-	server_reply_fds(c, 0, (uint32_t)r, id, fds, 2, NULL);
-	return;
+	server_reply(c, 0, (uint32_t)r, id, d->seg.fd, NULL);
 out:
-	if (fd >= 0)
-		close(fd);
+	/* A memfd (checked by the table): its close cannot block. */
+	close(fd);
 }
 
 /* A hold's name, at the index the client chose in its region. */
-static void do_hold(struct daemon *d, struct conn *c, const struct wl_msg_arg *m)
+static void do_hold(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
 	char msg[WL_MSG_TEXT];
 	int r;
 
-	if (c->slot < 0) {
-		server_reply(c, -EINVAL, 0, 0, -1, "holds belong to a registered client");
-		return;
-	}
+	(void)fd;
 	if (m->req.op == WL_OP_HOLD_CREATE && wl_name_check(m->req.name) < 0) {
 		server_reply(c, -EINVAL, 0, 0, -1, "invalid hold name");
 		return;
@@ -343,39 +327,47 @@ static void do_hold(struct daemon *d, struct conn *c, const struct wl_msg_arg *m
 }
 
 /* The CLI's view: the clients' holds mirrored, copied whole. */
-static void do_observe(struct daemon *d, struct conn *c)
+static void do_observe(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd)
 {
 	struct wl_shm_header *hdr = d->seg.hdr;
-	int fd;
-
 	uint64_t next;
+	int snap;
 
+	(void)m;
+	(void)fd;
 	wl_lock(hdr);
 	/* As the power thread would see it now: finished alarm work and
 	 * lapsed holds included. */
 	wl_table_holders(hdr, d->regions, wl_now_mono(), &next);
 	wl_table_sync(hdr, d->regions, wl_now_mono());
-	fd = wl_seg_snapshot(hdr);
+	snap = wl_seg_snapshot(hdr);
 	wl_unlock(hdr);
-	if (fd < 0) {
-		server_reply(c, fd, 0, 0, -1, "cannot make a snapshot");
+	/* Whoever asks who holds makes the loop look too: what the CLI is
+	 * shown, the loop acts on (a client stopped between its release and
+	 * its kick is caught here at the latest). */
+	powerloop_kick(&d->pl);
+	if (snap < 0) {
+		server_reply(c, snap, 0, 0, -1, "cannot make a snapshot");
 		return;
 	}
-	server_reply(c, 0, 0, 0, fd, NULL);
-	close(fd);
+	server_reply(c, 0, 0, 0, snap, NULL);
+	close(snap);
 }
 
-static void do_policy(struct daemon *d, struct conn *c, int deny, const char *name)
+static void do_policy(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd)
 {
-	int r;
+	int deny = m->req.op == WL_OP_DENY, r;
+	const char *name = m->req.name;
 
+	(void)fd;
 	if (wl_name_check(name) < 0) {
 		server_reply(c, -EINVAL, 0, 0, -1, "invalid client name");
 		return;
 	}
 	r = deny ? policy_deny(&d->pol, name) : policy_allow(&d->pol, name);
 	if (r < 0) {
-		server_reply(c, r, 0, 0, -1, "policy list full");
+		server_reply(c, r, 0, 0, -1, r == -EINVAL ? "neither a client name nor uid:N" :
+		             "policy list full");
 		return;
 	}
 	log_info("%s %s", deny ? "denying" : "allowing", name);
@@ -383,50 +375,89 @@ static void do_policy(struct daemon *d, struct conn *c, int deny, const char *na
 	server_reply(c, 0, 0, 0, -1, NULL);
 }
 
-static int is_alarm_op(uint16_t op)
+static void do_reload(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd)
 {
-	return op >= WL_OP_ALARM_CREATE && op <= WL_OP_ALARM_DESTROY;
+	int r = daemon_reload(d);
+
+	(void)m;
+	(void)fd;
+	server_reply(c, r, 0, 0, -1, r ? "configuration rejected, old one kept (see log)" : NULL);
 }
 
-static int is_arg_op(uint16_t op)
+int server_doorbell(int *wfd)
 {
-	return is_alarm_op(op) || op == WL_OP_HOLD_CREATE || op == WL_OP_HOLD_DESTROY ||
-	       op == WL_OP_WAKES || op == WL_OP_RESUME_SUBSCRIBE;
+	int p[2];
+
+	/* Two open file descriptions: the client's read end cannot change
+	 * how our write end behaves (O_NONBLOCK is per description). */
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	*wfd = p[1];
+	return p[0];
 }
 
-/* Resume notifications: the client's eventfd, written after each attempt
- * by the power thread (powerloop.c, notify_resume). */
-static void do_resume_subscribe(struct daemon *d, struct conn *c, int fd)
+void server_ring(int wfd)
 {
-	if (c->slot < 0 || !d->ledger || fd < 0 || server_check_eventfd(fd) < 0) {
-		server_reply(c, c->slot < 0 || fd < 0 || d->ledger ? -EINVAL : -EOPNOTSUPP, 0, 0, -1,
-		             c->slot < 0 ? "resume notifications belong to a registered client" :
-		             !d->ledger ? "this wakelockd keeps no ledger" :
-		             "resume notifications need an eventfd");
-		if (fd >= 0)
-			close(fd);
+	char b = 1;
+
+	/* EAGAIN: the pipe is full, so it is readable already. */
+	if (wfd >= 0 && write(wfd, &b, 1) < 0) {
+	}
+}
+
+/* Resume notifications: a doorbell written after each attempt (below,
+ * server_resume_event); the client fetches the record. */
+static void do_resume_subscribe(struct daemon *d, struct conn *c, const struct wl_msg_arg *m,
+                                int fd)
+{
+	int rfd;
+
+	(void)m;
+	(void)fd;
+	if (!d->ledger) {
+		server_reply(c, -EOPNOTSUPP, 0, 0, -1, "this wakelockd keeps no ledger");
 		return;
 	}
-	wl_lock(d->seg.hdr);
-	if (d->pl.resume_efd[c->slot] >= 0)
-		close(d->pl.resume_efd[c->slot]);
-	d->pl.resume_efd[c->slot] = fd;
-	wl_unlock(d->seg.hdr);
-	server_reply(c, 0, 0, 0, -1, NULL);
+	if (c->resume_wfd >= 0)
+		close(c->resume_wfd);
+	c->resume_wfd = -1;
+	rfd = server_doorbell(&c->resume_wfd);
+	if (rfd < 0) {
+		server_reply(c, rfd, 0, 0, -1, "cannot make a pipe");
+		return;
+	}
+	server_reply(c, 0, 0, 0, rfd, NULL);
+	close(rfd);
+}
+
+/* The client's last hold ended while watched, or its alarm work is done:
+ * the loop looks again.  No reply. */
+static void do_kick(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd)
+{
+	(void)m;
+	(void)fd;
+	powerloop_client_kick(&d->pl, (uint32_t)c->slot);
+}
+
+static void do_alarm(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd)
+{
+	(void)fd;
+	alarms_request(d, c, m);
 }
 
 /*
  * The ledger's records from m->first_ms on, in their wire form in a
  * sealed memfd (at most the ring's size: 2.4 MiB for 4096 records).
  */
-static void do_wakes(struct daemon *d, struct conn *c, const struct wl_msg_arg *m)
+static void do_wakes(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd)
 {
 	uint64_t from = m->first_ms, next, oldest;
 	struct wl_ledger_record *recs;
 	size_t max, n, i;
 	uint8_t buf[2 + WL_LEDGER_WIRE_MAX];
 	FILE *f;
-	int fd;
+
+	(void)fd;
 
 	if (!d->ledger) {
 		server_reply(c, -EOPNOTSUPP, 0, 0, -1, "this wakelockd keeps no ledger");
@@ -473,6 +504,94 @@ static void do_wakes(struct daemon *d, struct conn *c, const struct wl_msg_arg *
 }
 
 /*
+ * The request table: every rule a request must pass, in one row per
+ * operation, checked by server_handle_msg before the handler runs, so
+ * that a new operation cannot forget one.
+ *   size   the message's exact length (a request or a request with
+ *          arguments, lib/wl_proto.h)
+ *   who    any member of the group, a registered client (the operation
+ *          is about its slot), or an administrator (root, the daemon's
+ *          user, [access] admin_group)
+ *   fd     the descriptor it carries, if any, and of which type; any
+ *          other descriptor is discarded (closer.c), never kept
+ *   reply  0 for the one-way kick: not even an error is answered, so a
+ *          reply can never be taken for that of the client's next request
+ */
+enum who { WHO_MEMBER, WHO_CLIENT, WHO_ADMIN };
+enum fd_kind { FD_NONE, FD_REGION };
+
+struct op_rule {
+	const char *name;
+	size_t size;
+	enum who who;
+	enum fd_kind fd;
+	int reply;
+	void (*handle)(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd);
+};
+
+#define REQ sizeof(struct wl_msg_req)
+#define ARG sizeof(struct wl_msg_arg)
+static const struct op_rule ops[WL_OP_COUNT] = {
+	[WL_OP_REGISTER] = { "register", REQ, WHO_MEMBER, FD_REGION, 1, do_register },
+	[WL_OP_OBSERVE] = { "observe", REQ, WHO_MEMBER, FD_NONE, 1, do_observe },
+	[WL_OP_DENY] = { "deny", REQ, WHO_ADMIN, FD_NONE, 1, do_policy },
+	[WL_OP_ALLOW] = { "allow", REQ, WHO_ADMIN, FD_NONE, 1, do_policy },
+	[WL_OP_RELOAD] = { "reload", REQ, WHO_ADMIN, FD_NONE, 1, do_reload },
+	[WL_OP_ALARM_CREATE] = { "alarm create", ARG, WHO_CLIENT, FD_NONE, 1, do_alarm },
+	[WL_OP_ALARM_SET] = { "alarm set", ARG, WHO_CLIENT, FD_NONE, 1, do_alarm },
+	[WL_OP_ALARM_CANCEL] = { "alarm cancel", ARG, WHO_CLIENT, FD_NONE, 1, do_alarm },
+	[WL_OP_ALARM_DESTROY] = { "alarm destroy", ARG, WHO_CLIENT, FD_NONE, 1, do_alarm },
+	[WL_OP_HOLD_CREATE] = { "hold create", ARG, WHO_CLIENT, FD_NONE, 1, do_hold },
+	[WL_OP_HOLD_DESTROY] = { "hold destroy", ARG, WHO_CLIENT, FD_NONE, 1, do_hold },
+	[WL_OP_WAKES] = { "wakes", ARG, WHO_MEMBER, FD_NONE, 1, do_wakes },
+	[WL_OP_RESUME_SUBSCRIBE] = { "resume subscribe", ARG, WHO_CLIENT, FD_NONE, 1,
+	                             do_resume_subscribe },
+	[WL_OP_KICK] = { "kick", REQ, WHO_CLIENT, FD_NONE, 0, do_kick },
+};
+#undef REQ
+#undef ARG
+
+/* A region must be a memfd (the only files with seals) and regular:
+ * checked before anything else is done with it, and it is then safe to
+ * close. */
+static int fd_is(int fd, enum fd_kind kind)
+{
+	struct stat st;
+
+	if (kind != FD_REGION)
+		return 0;
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fcntl(fd, F_GET_SEALS) >= 0;
+}
+
+/* Why the row's rules refuse this request, or NULL (msg: room for it). */
+static const char *refused(struct daemon *d, struct conn *c, const struct op_rule *op,
+                           int *err, char *msg, size_t len)
+{
+	if (!c->allowed) {
+		log_info("refused pid %d: %s", (int)c->pid, c->why);
+		*err = -EACCES;
+		return c->why;
+	}
+	if (op->who == WHO_ADMIN && !c->admin) {
+		snprintf(msg, len, "uid %u may not change the policy or configuration "
+		         "(root or [access] admin_group only)", (unsigned)c->uid);
+		log_info("refused %s by pid %d: not an administrator", op->name, (int)c->pid);
+		*err = -EPERM;
+		return msg;
+	}
+	if (op->who == WHO_CLIENT && c->slot < 0) {
+		snprintf(msg, len, "%s: only a registered client may ask", op->name);
+		*err = -EINVAL;
+		return msg;
+	}
+	if (op->who == WHO_CLIENT && (op->handle == do_alarm) && d->alarm_fd < 0) {
+		*err = -EOPNOTSUPP;
+		return "wakelockd has no timer for alarms (kernel without timerfd)";
+	}
+	return NULL;
+}
+
+/*
  * One message of a connection, as received: len bytes at buf (any bytes:
  * this is where a client's input enters the daemon), fd a descriptor
  * that came with it or -1 (taken over).  Replies on c->fd.  Returns -1
@@ -480,119 +599,86 @@ static void do_wakes(struct daemon *d, struct conn *c, const struct wl_msg_arg *
  */
 int server_handle_msg(struct daemon *d, struct conn *c, const void *buf, size_t len, int fd)
 {
-	union {
-		struct wl_msg_req req;
-		struct wl_msg_arg alarm;
-	} m;
-	struct wl_msg_req *req = &m.req;
-	int r;
+	struct wl_msg_arg m;
+	const struct op_rule *op;
+	const char *why = NULL;
+	char msg[160];
+	int err = 0;
 
-	if (len != sizeof(m.req) && len != sizeof(m.alarm)) {
-		if (fd >= 0)
-			close(fd);
+	if ((len != sizeof(m.req) && len != sizeof(m)) ||
+	    ((const struct wl_msg_req *)buf)->magic != WL_MSG_MAGIC) {
+		fd_discard(fd);
 		return -1;
 	}
 	memset(&m, 0, sizeof(m));
 	memcpy(&m, buf, len);
-	/* A descriptor is accepted with a registration (the region) and an
-	 * alarm's creation (its eventfd) only. */
-	if (fd >= 0 && !(len == sizeof(m.req) && req->op == WL_OP_REGISTER) &&
-	    !(len == sizeof(m.alarm) && (req->op == WL_OP_ALARM_CREATE ||
-	                                 req->op == WL_OP_RESUME_SUBSCRIBE))) {
-		close(fd);
+	op = m.req.op < WL_OP_COUNT && ops[m.req.op].handle ? &ops[m.req.op] : NULL;
+	/* Only a row that takes a descriptor keeps one, and only of its type. */
+	if (fd >= 0 && (!op || op->fd == FD_NONE || !fd_is(fd, op->fd))) {
+		fd_discard(fd);
 		fd = -1;
 	}
-	if (req->magic != WL_MSG_MAGIC) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	r = 0;
-	if (!memchr(req->name, 0, WAKELOCK_NAME_MAX)) {
+	if (!memchr(m.req.name, 0, WAKELOCK_NAME_MAX)) {
 		/* Never cut it short: its prefix may be another client's name. */
-		server_reply(c, -ENAMETOOLONG, 0, 0, -1, "name longer than 31 bytes");
-		r = -1;
-	} else if (req->abi_major != WL_ABI_MAJOR) {
-		char msg[128];
+		err = -ENAMETOOLONG;
+		why = "name longer than 31 bytes";
+	} else if (m.req.abi_major != WL_ABI_MAJOR) {
 		snprintf(msg, sizeof(msg), "daemon speaks ABI %u, client %u", WL_ABI_MAJOR,
-		         req->abi_major);
-		server_reply(c, -EPROTONOSUPPORT, 0, 0, -1, msg);
-		r = -1;
-	} else if (!c->allowed) {
-		log_info("refused pid %d: %s", (int)c->pid, c->why);
-		server_reply(c, -EACCES, 0, 0, -1, c->why);
-		r = -1;
-	} else if ((req->op == WL_OP_DENY || req->op == WL_OP_ALLOW || req->op == WL_OP_RELOAD) &&
-	           !c->admin) {
-		char msg[128];
-
-		snprintf(msg, sizeof(msg), "uid %u may not change the policy or configuration "
-		         "(root or [access] admin_group only)", (unsigned)c->uid);
-		log_info("refused %s by pid %d: not an administrator",
-		         req->op == WL_OP_RELOAD ? "reload" : "policy change", (int)c->pid);
-		server_reply(c, -EPERM, 0, 0, -1, msg);
-		r = -1;
-	} else if (is_arg_op(req->op) && len != sizeof(m.alarm)) {
-		server_reply(c, -EPROTO, 0, 0, -1, "truncated request");
-		r = -1;
+		         m.req.abi_major);
+		err = -EPROTONOSUPPORT;
+		why = msg;
+	} else if (!op) {
+		err = -EOPNOTSUPP;
+		why = "unknown request";
+	} else if (len != op->size) {
+		snprintf(msg, sizeof(msg), "%s: a request of %zu bytes, not %zu", op->name,
+		         op->size, len);
+		err = -EPROTO;
+		why = msg;
+	} else if (op->fd != FD_NONE && fd < 0) {
+		err = -EINVAL;
+		why = "no region received (none sent, not a sealed memfd, or wakelockd is out "
+		      "of descriptors)";
+	} else {
+		why = refused(d, c, op, &err, msg, sizeof(msg));
 	}
-	if (r < 0) {
-		if (fd >= 0)
-			close(fd);
+	if (why) {
+		if (!op || op->reply)
+			server_reply(c, err, 0, 0, -1, why);
+		fd_discard(fd);
 		return 0;
 	}
-	if (is_alarm_op(req->op)) {
-		alarms_request(d, c, &m.alarm, fd);
-		return 0;
-	}
-	if (req->op == WL_OP_WAKES) {
-		do_wakes(d, c, &m.alarm);
-		return 0;
-	}
-	if (req->op == WL_OP_RESUME_SUBSCRIBE) {
-		do_resume_subscribe(d, c, fd);
-		return 0;
-	}
-	if (is_arg_op(req->op)) {
-		do_hold(d, c, &m.alarm);
-		return 0;
-	}
-	switch (req->op) {
-	case WL_OP_REGISTER:
-		do_register(d, c, req->name, fd);
-		break;
-	case WL_OP_OBSERVE:
-		do_observe(d, c);
-		break;
-	case WL_OP_DENY:
-	case WL_OP_ALLOW:
-		do_policy(d, c, req->op == WL_OP_DENY, req->name);
-		break;
-	case WL_OP_RELOAD:
-		r = daemon_reload(d);
-		server_reply(c, r, 0, 0, -1, r ? "configuration rejected, old one kept (see log)" : NULL);
-		break;
-	default:
-		server_reply(c, -EOPNOTSUPP, 0, 0, -1, "unknown request");
-	}
+	op->handle(d, c, &m, fd);
 	return 0;
 }
 
 static void do_request(struct daemon *d, struct conn *c, uint32_t events)
 {
-	union {
-		struct wl_msg_req req;
-		struct wl_msg_arg alarm;
-	} m;
+	struct wl_msg_arg m;
 	size_t len;
-	int fd = -1;
-	int r = wl_recv_msg_upto(c->fd, &m, sizeof(m), &len, &fd);
+	int fds[1];
+	/* One descriptor kept at most; the others, and any on an error, go
+	 * to the closer. */
+	int r = wl_recv_msg_release(c->fd, &m, sizeof(m), &len, fds, 1, fd_discard);
 
 	/* wl_recv_msg reports EAGAIN (non-blocking socket) as -ETIMEDOUT. */
 	if (r == -ETIMEDOUT && !(events & (EPOLLHUP | EPOLLERR)))
 		return;
-	if (r < 0 || server_handle_msg(d, c, &m, len, fd) < 0)
+	if (r < 0 || server_handle_msg(d, c, &m, len, fds[0]) < 0)
 		server_conn_close(d, c);
+}
+
+/* The power thread recorded an attempt: ring every subscriber. */
+static void server_resume_event(struct daemon *d)
+{
+	uint64_t n;
+
+	if (read(d->pl.resume_fd, &n, sizeof(n)) < 0) {
+		/* EAGAIN: nothing new */
+	}
+	for (unsigned i = 0; i < WLD_MAX_CONNS; i++)
+		if (d->conns[i].fd >= 0)
+			server_ring(d->conns[i].resume_wfd);
 }
 
 void server_event(struct daemon *d, uint32_t idx, uint32_t events)
@@ -605,6 +691,10 @@ void server_event(struct daemon *d, uint32_t idx, uint32_t events)
 	}
 	if (idx == IDX_ALARM) {
 		alarms_timer_event(d);
+		return;
+	}
+	if (idx == IDX_RESUME) {
+		server_resume_event(d);
 		return;
 	}
 	if (idx >= WLD_MAX_CONNS || d->conns[idx].fd < 0)
@@ -630,6 +720,8 @@ void server_apply_policy(struct daemon *d)
 			wl_table_set_allowed(hdr, i, !policy_denied_client(&d->pol, &d->cfg, s->name,
 			                                                   s->uid), now);
 	}
+	/* Deny covers alarms: a denied client's no longer arm the timer. */
+	alarms_rearm(d);
 	wl_unlock(hdr);
 	powerloop_kick(&d->pl);
 }
@@ -638,7 +730,7 @@ void server_close(struct daemon *d)
 {
 	for (unsigned i = 0; i < WLD_MAX_CONNS; i++)
 		if (d->conns[i].fd >= 0)
-			close(d->conns[i].fd);
+			fd_discard(d->conns[i].fd);
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
 		unlink(d->sock_path);

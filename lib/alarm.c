@@ -2,7 +2,8 @@
 /*
  * Wake alarms, the client side.  Creating, setting and cancelling go to
  * the daemon over the client's socket (it owns the timer); waiting reads
- * the daemon's published segment and the eventfd, wakelock_alarm_done() writes
+ * the daemon's published segment and the alarm's doorbell (a pipe the
+ * daemon rings), wakelock_alarm_done() writes
  * the client's own region and wakes the daemon, which ends the alarm's
  * hold (a daemon-owned one).
  */
@@ -10,17 +11,17 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 #include "wl_client.h"
 
-static int alarm_request(wakelock_client *c, struct wl_msg_arg *m, int send_fd, uint32_t *index)
+/* fd: where the reply's descriptor goes (NULL: none expected). */
+static int alarm_request(wakelock_client *c, struct wl_msg_arg *m, uint32_t *index, int *fd)
 {
 	struct wl_msg_rep rep;
 	int r;
 
 	pthread_mutex_lock(&c->sock_lock);
-	r = wl_request_arg(c->sock, m, send_fd, &rep);
+	r = fd ? wl_request_arg_fd(c->sock, m, &rep, fd) : wl_request_arg(c->sock, m, -1, &rep);
 	pthread_mutex_unlock(&c->sock_lock);
 	if (r == 0 && index)
 		*index = rep.slot;
@@ -48,24 +49,24 @@ int wakelock_alarm_create(wakelock_client *c, const char *name, wakelock_alarm *
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
-	/* Non-blocking: the daemon must never block writing to it, and
-	 * draining it here must not either. */
-	a->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (a->efd < 0) {
-		r = -errno;
-		free(a);
-		return r;
-	}
 	memset(&m, 0, sizeof(m));
 	m.req.op = WL_OP_ALARM_CREATE;
 	strncpy(m.req.name, name, WAKELOCK_NAME_MAX - 1);
-	r = alarm_request(c, &m, a->efd, &a->index);
+	/* The doorbell is the daemon's pipe: we get its read end
+	 * (non-blocking, so draining it here never blocks). */
+	a->efd = -1;
+	r = alarm_request(c, &m, &a->index, &a->efd);
+	if (r == 0 && a->efd < 0) {
+		wl_set_error("wakelockd did not pass the alarm's doorbell");
+		r = -EPROTO;
+	}
 	if (r == 0 && a->index >= WAKELOCK_MAX_ALARMS_PER_CLIENT) {
 		wl_set_error("wakelockd assigned an impossible alarm");
 		r = -EBADMSG;
 	}
 	if (r < 0) {
-		close(a->efd);
+		if (a->efd >= 0)
+			close(a->efd);
 		free(a);
 		return r;
 	}
@@ -96,7 +97,7 @@ static int simple_request(wakelock_alarm *a, uint16_t op, uint64_t first_ms, uin
 	m.first_ms = first_ms;
 	m.period_ms = period_ms;
 	m.window_ms = window_ms;
-	return alarm_request(a->c, &m, -1, NULL);
+	return alarm_request(a->c, &m, NULL, NULL);
 }
 
 int wakelock_alarm_set(wakelock_alarm *a, uint64_t first_ms, uint32_t period_ms, uint32_t window_ms)
@@ -133,7 +134,8 @@ static int acknowledge(wakelock_alarm *a)
 {
 	const struct wl_shm_header *pub;
 	const struct wl_shm_alarm *al;
-	uint64_t cnt, n, fired;
+	uint64_t n, fired;
+	char buf[64];
 
 	if (__atomic_load_n(&a->c->lost, __ATOMIC_ACQUIRE)) {
 		wl_set_error("wakelockd has exited or been replaced");
@@ -144,7 +146,7 @@ static int acknowledge(wakelock_alarm *a)
 	 * signal drained here is always covered by the fired_seq read next.
 	 * A later signal leaves the fd readable and costs one spurious
 	 * wake-up at most. */
-	while (read(a->efd, &cnt, sizeof(cnt)) == (ssize_t)sizeof(cnt))
+	while (read(a->efd, buf, sizeof(buf)) > 0)
 		;
 	al = &pub->slots[a->c->slot].alarms[a->index];
 	if (!__atomic_load_n(&al->in_use, __ATOMIC_ACQUIRE)) {

@@ -5,44 +5,39 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include "wl_client.h"
 
 int wl_client_register(wakelock_client *c, const char *path, int timeout_ms, int *sockp,
-                       const struct wl_shm_header **pub, int *kick, struct wl_msg_rep *rep)
+                       const struct wl_shm_header **pub, struct wl_msg_rep *rep)
 {
-	int fds[2], sock, r;
+	int fd, sock, r;
 
-	*kick = -1;
 	sock = wl_connect(path, timeout_ms);
 	if (sock < 0)
 		return sock;
-	r = wl_request_fds(sock, WL_OP_REGISTER, c->name, c->region_fd, rep, fds, 2);
+	r = wl_request_fds(sock, WL_OP_REGISTER, c->name, c->region_fd, rep, &fd, 1);
 	if (r < 0)
 		goto fail;
-	if (fds[0] < 0 || fds[1] < 0) {
-		wl_set_error("wakelockd did not pass its segment and eventfd");
+	if (fd < 0) {
+		wl_set_error("wakelockd did not pass its segment");
 		r = -EPROTO;
-		goto fail_fds;
+		goto fail;
 	}
 	if (rep->slot >= WL_MAX_CLIENTS) {
 		wl_set_error("wakelockd assigned an impossible slot");
+		close(fd);
 		r = -EBADMSG;
-		goto fail_fds;
+		goto fail;
 	}
-	r = wl_pub_get(fds[0], pub);
-	fds[0] = -1;
+	r = wl_pub_get(fd, pub);
 	if (r < 0) {
 		wl_set_error("shared segment rejected: %s", wakelock_strerror(r));
-		goto fail_fds;
+		goto fail;
 	}
-	*kick = fds[1];
 	*sockp = sock;
 	return 0;
-fail_fds:
-	for (int i = 0; i < 2; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
 fail:
 	close(sock);
 	return r;
@@ -82,13 +77,13 @@ int wakelock_client_open(const char *socket_path, const char *name, wakelock_cli
 		return -ENOMEM;
 	}
 	memcpy(c->name, name, strlen(name) + 1);
-	c->sock = c->kick_fd = c->region_fd = c->resume_fd = -1;
+	c->sock = c->region_fd = c->resume_fd = -1;
 	r = wl_region_create(&c->region, &c->region_fd);
 	if (r < 0) {
 		wl_set_error("cannot create the client's shared region: %s", wakelock_strerror(r));
 		goto fail;
 	}
-	r = wl_client_register(c, socket_path, 5000, &c->sock, &c->pubs->hdr, &c->kick_fd, &rep);
+	r = wl_client_register(c, socket_path, 5000, &c->sock, &c->pubs->hdr, &rep);
 	if (r < 0)
 		goto fail;
 	c->pub = c->pubs->hdr;
@@ -123,8 +118,6 @@ fail_started:
 fail:
 	if (c->sock >= 0)
 		close(c->sock);
-	if (c->kick_fd >= 0)
-		close(c->kick_fd);
 	if (c->region) {
 		munmap(c->region, sizeof(*c->region));
 		close(c->region_fd);
@@ -162,11 +155,15 @@ int wl_client_hold_request(wakelock_client *c, uint16_t op, const char *name, in
 
 void wl_client_kick(wakelock_client *c)
 {
-	uint64_t one = 1;
+	struct wl_msg_req m = { .magic = WL_MSG_MAGIC, .abi_major = WL_ABI_MAJOR, .op = WL_OP_KICK };
 
-	/* Non-blocking; a full counter (2^64 - 2 kicks) already wakes it. */
-	if (write(__atomic_load_n(&c->kick_fd, __ATOMIC_RELAXED), &one, sizeof(one)) < 0) {
-		/* the daemon is gone: its successor looks at every region */
+	/* One message, no reply, never blocking: kicks are at most one per
+	 * watch, so the connection's buffer cannot be full of anything but
+	 * kicks the daemon has yet to read, and it looks after those.  A
+	 * daemon that is gone is replaced by one that looks at every
+	 * region. */
+	if (send(__atomic_load_n(&c->sock, __ATOMIC_RELAXED), &m, sizeof(m),
+	         MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
 	}
 }
 
@@ -182,9 +179,8 @@ void wl_client_timed_changed(wakelock_client *c, uint64_t now)
 			until = dl;
 	}
 	__atomic_store_n(&rg->timed_until, until, __ATOMIC_SEQ_CST);
-	if (until <= now && wl_region_untimed_idle(rg) &&
-	    __atomic_load_n(__atomic_load_n(&c->watched, __ATOMIC_ACQUIRE), __ATOMIC_SEQ_CST))
-		wl_client_kick(c);
+	if (until <= now && wl_region_untimed_idle(rg))
+		wl_client_released(c);
 }
 
 /*
@@ -228,7 +224,6 @@ void wakelock_client_close(wakelock_client *c)
 	close(c->sock);
 	if (c->resume_fd >= 0)
 		close(c->resume_fd);
-	close(c->kick_fd);
 	munmap(c->region, sizeof(*c->region));
 	close(c->region_fd);
 	free_pubs(c);

@@ -87,10 +87,15 @@ int wakelock_hold_create(wakelock_client *c, const char *name, wakelock_hold **o
 		i = index_take(c);
 		pthread_mutex_unlock(&c->holds_lock);
 	}
-	/* Indices the daemon refused stay marked used: they belong to its
-	 * alarm holds. */
-	if (r < 0)
+	/* Indices the daemon refused as taken stay marked used: they belong
+	 * to its alarm holds.  Any other refusal (a reserved or invalid
+	 * name, the daemon gone) gives the index back. */
+	if (r < 0) {
+		pthread_mutex_lock(&c->holds_lock);
+		index_put(c, (uint32_t)i);
+		pthread_mutex_unlock(&c->holds_lock);
 		return r;
+	}
 	rh = &c->region->holds[i];
 	rh->owner = (uint64_t)(uintptr_t)c;
 	pthread_mutex_lock(&c->holds_lock);
@@ -217,12 +222,12 @@ int wakelock_hold_release(wakelock_hold *h)
 		                 (now > since ? now - since : 0), __ATOMIC_RELAXED);
 	}
 	/* Watched: the daemon waits for this client.  If nothing of it holds
-	 * any more, wake it (threads releasing our last holds at once: the
-	 * later one sees them all at zero). */
+	 * any more, wake it, once per watch (threads releasing our last
+	 * holds at once: the later one sees them all at zero). */
 	if (d == 1 &&
 	    __atomic_load_n(__atomic_load_n(&c->watched, __ATOMIC_ACQUIRE), __ATOMIC_SEQ_CST) &&
 	    !wl_region_holding(c->region, wl_now_mono()))
-		wl_client_kick(c);
+		wl_client_released(c);
 	return 0;
 }
 

@@ -46,23 +46,36 @@ int wl_send_msg(int sock, const void *buf, size_t len, int fd)
 	return wl_send_msg_fds(sock, buf, len, &fd, fd >= 0 ? 1 : 0);
 }
 
-static void close_fds(int *fds, unsigned n)
+static void release_fds(int *fds, unsigned n, void (*release)(int fd))
 {
 	for (unsigned i = 0; i < n; i++) {
 		if (fds[i] >= 0)
-			close(fds[i]);
+			release(fds[i]);
 		fds[i] = -1;
 	}
 }
 
-int wl_recv_msg_fds(int sock, void *buf, size_t max, size_t *len, int *fds, unsigned nfds)
+static void close_one(int fd)
+{
+	close(fd);
+}
+
+static void close_fds(int *fds, unsigned n)
+{
+	release_fds(fds, n, close_one);
+}
+
+int wl_recv_msg_release(int sock, void *buf, size_t max, size_t *len, int *fds, unsigned nfds,
+                        void (*release)(int fd))
 {
 	struct iovec iov = { .iov_base = buf, .iov_len = max };
-	/* Room for more than we accept, so that extra descriptors arrive
-	 * (and are closed) rather than set MSG_CTRUNC and leak. */
+	/* Room for as many as a message can carry (SCM_MAX_FD), so that
+	 * every descriptor arrives and is released by `release`: with
+	 * MSG_CTRUNC the kernel would drop the rest itself, in this thread,
+	 * where a blocking release (a lingering socket) would stall it. */
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int) * 16)];
+		char buf[CMSG_SPACE(sizeof(int) * WL_RECV_FDS_MAX)];
 	} cm;
 	struct msghdr mh = {
 		.msg_iov = &iov, .msg_iovlen = 1,
@@ -90,21 +103,27 @@ int wl_recv_msg_fds(int sock, void *buf, size_t max, size_t *len, int *fds, unsi
 				if (got < nfds)
 					fds[got++] = fd;
 				else
-					close(fd);
+					release(fd);
 			}
 		}
 	}
 	if (n == 0) {
-		close_fds(fds, nfds);
+		release_fds(fds, nfds, release);
 		return -ENOTCONN;
 	}
 	if (mh.msg_flags & MSG_TRUNC) {
-		close_fds(fds, nfds);
+		release_fds(fds, nfds, release);
 		return -EPROTO;
 	}
 	*len = (size_t)n;
 	return 0;
 }
+
+int wl_recv_msg_fds(int sock, void *buf, size_t max, size_t *len, int *fds, unsigned nfds)
+{
+	return wl_recv_msg_release(sock, buf, max, len, fds, nfds, close_one);
+}
+
 
 int wl_recv_msg_upto(int sock, void *buf, size_t max, size_t *len, int *fd)
 {

@@ -50,13 +50,10 @@ int wl_region_map(int fd, const struct wl_region **out)
 	*out = NULL;
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &st) < 0 ||
-	    !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct wl_region)) {
-		close(fd);
+	    !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(struct wl_region))
 		return -EBADF;
-	}
 	map = mmap(NULL, sizeof(struct wl_region), PROT_READ, MAP_SHARED, fd, 0);
 	r = map == MAP_FAILED ? -errno : 0;
-	close(fd);
 	if (r < 0)
 		return r;
 	*out = map;

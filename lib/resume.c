@@ -1,23 +1,31 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Resume notifications (wakelock.h): an eventfd the daemon writes after
- * each suspend attempt, and the attempt's record fetched on demand. */
+/* Resume notifications (wakelock.h): a doorbell, the read end of a pipe
+ * the daemon writes a byte to after each suspend attempt, and the
+ * attempt's record fetched on demand. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 #include "wl_client.h"
 #include "wl_ledger.h"
 
-/* Subscribe fd on the client's connection (sock_lock held). */
-static int subscribe(wakelock_client *c, int fd)
+/* Subscribe on the client's connection (sock_lock held): *fd gets the
+ * doorbell's read end. */
+static int subscribe(wakelock_client *c, int *fd)
 {
 	struct wl_msg_arg m;
 	struct wl_msg_rep rep;
+	int r;
 
 	memset(&m, 0, sizeof(m));
 	m.req.op = WL_OP_RESUME_SUBSCRIBE;
-	return wl_request_arg(c->sock, &m, fd, &rep);
+	*fd = -1;
+	r = wl_request_arg_fd(c->sock, &m, &rep, fd);
+	if (r == 0 && *fd < 0) {
+		wl_set_error("wakelockd did not pass the resume doorbell");
+		r = -EPROTO;
+	}
+	return r;
 }
 
 int wakelock_resume_fd(wakelock_client *c)
@@ -31,16 +39,8 @@ int wakelock_resume_fd(wakelock_client *c)
 		pthread_mutex_unlock(&c->sock_lock);
 		return c->resume_fd;
 	}
-	/* Non-blocking: the daemon must never block writing it. */
-	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (fd < 0) {
-		r = -errno;
-		pthread_mutex_unlock(&c->sock_lock);
-		return r;
-	}
-	r = subscribe(c, fd);
+	r = subscribe(c, &fd);
 	if (r < 0) {
-		close(fd);
 		pthread_mutex_unlock(&c->sock_lock);
 		return r;
 	}
@@ -54,8 +54,18 @@ int wl_client_resubscribe(wakelock_client *c)
 	int r = 0;
 
 	pthread_mutex_lock(&c->sock_lock);
-	if (c->resume_fd >= 0)
-		r = subscribe(c, c->resume_fd);
+	if (c->resume_fd >= 0) {
+		int fd;
+
+		/* The new daemon's doorbell, at the number the application
+		 * has. */
+		r = subscribe(c, &fd);
+		if (r == 0) {
+			if (dup2(fd, c->resume_fd) < 0)
+				r = -errno;
+			close(fd);
+		}
+	}
 	pthread_mutex_unlock(&c->sock_lock);
 	return r;
 }
@@ -63,7 +73,7 @@ int wl_client_resubscribe(wakelock_client *c)
 int wakelock_resume_read(wakelock_client *c, struct wakelock_resume *out)
 {
 	struct wl_ledger_record *rec;
-	uint64_t cnt;
+	char buf[64];
 	size_t n;
 	int r;
 
@@ -74,7 +84,7 @@ int wakelock_resume_read(wakelock_client *c, struct wakelock_resume *out)
 		return -EINVAL;
 	}
 	/* Drain first: an attempt recorded after this read signals again. */
-	while (read(c->resume_fd, &cnt, sizeof(cnt)) == (ssize_t)sizeof(cnt))
+	while (read(c->resume_fd, buf, sizeof(buf)) > 0)
 		;
 	pthread_mutex_lock(&c->sock_lock);
 	r = wl_ledger_fetch(c->sock, 1, &rec, &n);

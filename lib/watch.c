@@ -51,11 +51,11 @@ static int reregister(wakelock_client *c)
 {
 	struct wl_pub_map *pm = calloc(1, sizeof(*pm));
 	struct wl_msg_rep rep;
-	int sock, kick, r;
+	int sock, r;
 
 	if (!pm)
 		return -ENOMEM;
-	r = wl_client_register(c, c->sock_path, 200, &sock, &pm->hdr, &kick, &rep);
+	r = wl_client_register(c, c->sock_path, 200, &sock, &pm->hdr, &rep);
 	if (r < 0) {
 		free(pm);
 		return r;
@@ -64,18 +64,16 @@ static int reregister(wakelock_client *c)
 		wl_pub_put(pm->hdr);
 		free(pm);
 		close(sock);
-		close(kick);
 		return -EBADMSG;
 	}
 	pthread_mutex_lock(&c->sock_lock);
-	/* Same descriptor numbers: what the application has of
+	/* Same descriptor number: what the application has of
 	 * wakelock_client_fd() stays valid, and a kick in flight goes to one
 	 * daemon or the other, both harmless. */
-	if (dup2(sock, c->sock) < 0 || dup2(kick, c->kick_fd) < 0)
+	if (dup2(sock, c->sock) < 0)
 		r = -errno;
 	pthread_mutex_unlock(&c->sock_lock);
 	close(sock);
-	close(kick);
 	if (r < 0) {
 		wl_pub_put(pm->hdr);
 		free(pm);
@@ -87,7 +85,9 @@ static int reregister(wakelock_client *c)
 	pm->next = c->pubs;
 	c->pubs = pm;
 	pthread_mutex_unlock(&c->holds_lock);
-	/* Waiters on the old daemon's phase look again (wl_client_wait_open). */
+	/* Waiters on the old daemon's phase look again (wl_client_wait_open).
+	 * The new daemon's watches are new to us. */
+	__atomic_store_n(&c->kicked_gen, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->watched, &pm->hdr->watched[rep.slot], __ATOMIC_RELEASE);
 	__atomic_store_n(&c->pub, pm->hdr, __ATOMIC_RELEASE);
 	/* The new daemon may already wait on us: tell it to look. */

@@ -27,7 +27,7 @@ struct wakelock_client {
 	struct wl_region *region;            /* ours, read-write */
 	const struct wl_shm_header *pub;     /* the daemon's, read-only (atomic) */
 	const uint32_t *watched;             /* pub->watched[our slot] (atomic) */
-	int kick_fd;                         /* the daemon's eventfd */
+	uint32_t kicked_gen;                 /* atomic: the watch we last kicked for */
 	int lost;                            /* atomic: the daemon is gone for good */
 
 	int region_fd;                       /* kept to register again */
@@ -50,7 +50,7 @@ struct wakelock_client {
 	pthread_mutex_t timed_lock;
 	/* One request and its reply at a time on sock. */
 	pthread_mutex_t sock_lock;
-	int resume_fd;               /* resume notifications, -1 = none (sock_lock) */
+	int resume_fd;               /* resume doorbell's read end, -1 = none (sock_lock) */
 	uint64_t resume_seen;        /* the last attempt wakelock_resume_read reported */
 	char name[WAKELOCK_NAME_MAX];
 	char *sock_path;             /* as given to wakelock_client_open, or NULL */
@@ -62,7 +62,7 @@ struct wakelock_client {
 struct wakelock_alarm {
 	wakelock_client *c;
 	uint32_t index;   /* in the slot's alarms[] */
-	int efd;          /* signalled by the daemon when it fires */
+	int efd;          /* doorbell's read end: the daemon writes when it fires */
 	pthread_mutex_t lock;
 	uint64_t seen;    /* fired_seq acknowledged by wakelock_alarm_wait */
 	int pending;      /* acknowledged fires await wakelock_alarm_done */
@@ -106,13 +106,24 @@ void wl_pub_put(const struct wl_shm_header *hdr);
 
 /* client.c */
 /* Register c (its name and region) on a new connection to path: on
- * success *sock, *pub (wl_pub_get), *kick and the reply. */
+ * success *sock, *pub (wl_pub_get) and the reply. */
 int wl_client_register(wakelock_client *c, const char *path, int timeout_ms, int *sock,
-                       const struct wl_shm_header **pub, int *kick, struct wl_msg_rep *rep);
+                       const struct wl_shm_header **pub, struct wl_msg_rep *rep);
 /* Ask the daemon for a hold entry named name at index want (-1: any). */
 int wl_client_hold_request(wakelock_client *c, uint16_t op, const char *name, int want);
-/* Wake the daemon (it waits for holds to end). */
+/* Wake the daemon (it waits for holds to end): WL_OP_KICK on our
+ * connection, without blocking. */
 void wl_client_kick(wakelock_client *c);
+/* Our last hold ended: kick the daemon if it watches us and we have not
+ * kicked for this watch yet (the release half of wl_region.h). */
+static inline void wl_client_released(wakelock_client *c)
+{
+	uint32_t g = __atomic_load_n(__atomic_load_n(&c->watched, __ATOMIC_ACQUIRE),
+	                             __ATOMIC_SEQ_CST);
+
+	if (g && __atomic_exchange_n(&c->kicked_gen, g, __ATOMIC_RELAXED) != g)
+		wl_client_kick(c);
+}
 /* The hold's region entry changed: recompute timed_until (timed_lock
  * held) and wake a waiting daemon if nothing holds any more. */
 void wl_client_timed_changed(wakelock_client *c, uint64_t now);

@@ -21,7 +21,7 @@
 
 enum wl_op {
 	/* name = client name; carries the client's region (wl_region.h);
-	 * the reply carries the published segment and the daemon's eventfd */
+	 * the reply carries the published segment */
 	WL_OP_REGISTER = 1,
 	WL_OP_OBSERVE = 2,  /* the CLI: the reply carries a snapshot of the segment */
 	WL_OP_DENY = 3,     /* name = client name to deny */
@@ -29,7 +29,9 @@ enum wl_op {
 	WL_OP_RELOAD = 5,   /* re-read the configuration */
 	/* Wake alarms and holds of the registered client on this
 	 * connection; these requests are struct wl_msg_arg. */
-	WL_OP_ALARM_CREATE = 6,  /* name; carries the client's eventfd; reply slot = index */
+	/* name; reply slot = index, and it carries the read end of the
+	 * alarm's doorbell (a pipe the daemon writes a byte to per fire) */
+	WL_OP_ALARM_CREATE = 6,
 	WL_OP_ALARM_SET = 7,     /* index, first_ms, period_ms, window_ms */
 	WL_OP_ALARM_CANCEL = 8,  /* index */
 	WL_OP_ALARM_DESTROY = 9, /* index; releases its hold */
@@ -41,9 +43,16 @@ enum wl_op {
 	 * its wire form (wl_ledger_encode); slot = their number, client_id =
 	 * the oldest sequence number still held. */
 	WL_OP_WAKES = 12,
-	/* Resume notifications: carries the client's eventfd, written after
-	 * each suspend attempt (wakelock_resume_fd). */
+	/* Resume notifications: the reply carries the read end of a pipe
+	 * the daemon writes a byte to after each suspend attempt
+	 * (wakelock_resume_fd). */
 	WL_OP_RESUME_SUBSCRIBE = 13,
+	/* No reply: look at this client's region again (its last hold ended
+	 * while watched, or alarm work is done).  The kick travels on the
+	 * client's own connection: no descriptor of the daemon is ever
+	 * handed to a client (docs/design.md §4). */
+	WL_OP_KICK = 14,
+	WL_OP_COUNT
 };
 #define WL_INDEX_ANY 0xffffffffu
 
@@ -89,6 +98,13 @@ int wl_recv_msg_upto(int sock, void *buf, size_t max, size_t *len, int *fd);
 /* The same with up to nfds descriptors: fds[i] = -1 where none came;
  * any beyond nfds are closed. */
 int wl_recv_msg_fds(int sock, void *buf, size_t max, size_t *len, int *fds, unsigned nfds);
+/* The same, with every descriptor it does not return (beyond nfds, or
+ * all of them on an error) given to release instead of close(): the
+ * daemon's closer (daemon/closer.c).  A message carries at most
+ * WL_RECV_FDS_MAX (the kernel's SCM_MAX_FD). */
+#define WL_RECV_FDS_MAX 253
+int wl_recv_msg_release(int sock, void *buf, size_t max, size_t *len, int *fds, unsigned nfds,
+                        void (*release)(int fd));
 /* Connect to the daemon; path NULL = $WAKELOCK_SOCKET or default. */
 int wl_connect(const char *path, int timeout_ms);
 /* One request/response exchange on a connected socket. */

@@ -20,11 +20,13 @@
  *     Either the daemon sees the hold, or the client sees CLOSED and
  *     waits for OPEN: its acquire returns once the attempt is over.
  *   release:  client  holds[i].depth -= 1 (seq_cst); read hdr->watched[slot]
- *             daemon  hdr->watched[slot] = 1 (seq_cst); read that client's depths
+ *             daemon  hdr->watched[slot] = gen (seq_cst); read that client's depths
  *     Either the daemon sees the release, or the client sees `watched`
- *     and writes the daemon's eventfd.  The daemon watches one holder at
- *     a time (the wait ends only when all are done), so the releases of
- *     the others cost no system call.
+ *     and kicks it (WL_OP_KICK on its connection), once per generation.
+ *     The daemon watches every holder, so a client stopped between its
+ *     release and its kick holds up no one else's release; one that
+ *     kicked and holds again is left unwatched while others are watched,
+ *     so a busy client does not wake the daemon at each of its pairs.
  */
 #ifndef WL_REGION_H
 #define WL_REGION_H
@@ -100,8 +102,9 @@ static inline int wl_region_holding(const struct wl_region *rg, uint64_t now)
 /* Client: a new sealed memfd region, mapped read-write. */
 int wl_region_create(struct wl_region **rg, int *fd);
 /* Daemon: map a client's region read-only after checking that it is a
- * memfd sealed against shrinking and large enough; takes ownership of
- * fd (closed in every case).  Its content is not checked: it is read as
+ * memfd sealed against shrinking and large enough (-EBADF otherwise).
+ * fd stays the caller's: a descriptor that is not a memfd may block in
+ * close() (daemon/closer.c).  Its content is not checked: it is read as
  * untrusted data, never relied on. */
 int wl_region_map(int fd, const struct wl_region **rg);
 void wl_region_unmap(const struct wl_region *rg);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The daemon's published state (ABI 5): a memfd that only wakelockd
+ * The daemon's published state (ABI 6): a memfd that only wakelockd
  * writes.  It maps it read-write, then seals it (F_SEAL_FUTURE_WRITE,
  * SHRINK, GROW): every client and the CLI get the descriptor over the
  * socket and can map it read-only, nothing more.  Clients write nothing
@@ -35,7 +35,7 @@
 #include "wakelock.h"
 
 #define WL_SHM_MAGIC 0x444b4c57u        /* "WLKD" little-endian */
-#define WL_ABI_MAJOR 5u                 /* incompatible layout changes */
+#define WL_ABI_MAJOR 6u                 /* incompatible layout changes */
 #define WL_ABI_MINOR 0u                 /* compatible additions */
 /*
  * Sizing: 1024 clients x 128 holds.  A published hold entry is 64 bytes;
@@ -226,13 +226,16 @@ struct wl_shm_header {
 	 * taken again before the daemon looked (docs/ledger.md). */
 	uint32_t attempt_epoch;
 	uint8_t reserved[252];
-	/* watched[slot] = 1: the daemon waits for that client's last hold to
-	 * end, and the client must write its eventfd when it does
-	 * (lib/hold.c).  One holder at a time is watched, so other clients'
-	 * releases make no system call while the daemon waits.  Side by side
-	 * rather than in the slots: every client's release reads its flag,
-	 * and one page for all keeps that read from costing a page per
-	 * client. */
+	/* watched[slot] != 0: the daemon waits for that client's last hold
+	 * to end, and the client must kick it (WL_OP_KICK on its connection)
+	 * when it does (lib/hold.c).  The value is a generation, new at each
+	 * watch, so that a client kicks once per watch however many holds it
+	 * takes and lets go of meanwhile.  Every holder is watched (but one
+	 * that kicked and holds again, while others are watched): a client
+	 * stopped between its release and its kick then delays nobody's
+	 * release but its own.  Side by side rather than in the slots: every
+	 * client's release reads its word, and one page for all keeps that
+	 * read from costing a page per client. */
 	uint32_t watched[WL_MAX_CLIENTS];
 	uint32_t order[WL_MAX_CLIENTS];
 	struct wl_shm_slot slots[];

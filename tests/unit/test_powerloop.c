@@ -432,18 +432,20 @@ static void test_deny_wakes_waiter(void **st)
 }
 
 /*
- * Two clients hold: the daemon watches one of them.  The other's release
- * wakes nobody (no system call on its fast path); the watched one's
- * release wakes the loop, which then finds nobody holding.
+ * Two clients hold: the daemon watches both, each with the same new
+ * generation.  One of them ends its hold and never kicks (stopped between
+ * its release and its kick): the other's release still wakes the loop,
+ * which finds nobody holding and suspends.  Watching one holder only, the
+ * loop waited for the silent one for ever.
  */
-static void test_one_holder_watched(void **st)
+static void test_every_holder_watched(void **st)
 {
 	struct fx *f = *st;
 	struct wl_region *rb = hd_region_new();
 	uint64_t id;
 	int b = wl_table_slot_alloc(f->h, 2, 0, "other", 1, &id);
 	int kb = wl_table_hold_alloc(f->h, b, "job", WL_HOLD_CLIENT, -1);
-	int watched, unwatched;
+	uint32_t ga, gb;
 	pthread_t t;
 	void *ret;
 
@@ -453,22 +455,69 @@ static void test_one_holder_watched(void **st)
 	pthread_create(&t, NULL, cycle_thread, f);
 	assert_true(hd_wait_for(parked, f, 2000));
 	hd_sleep_ms(50);
-	assert_int_equal(__atomic_load_n(&f->h->watched[f->slot], __ATOMIC_SEQ_CST) +
-	                 __atomic_load_n(&f->h->watched[b], __ATOMIC_SEQ_CST), 1);
-	watched = __atomic_load_n(&f->h->watched[f->slot], __ATOMIC_SEQ_CST) ? f->slot : b;
-	unwatched = watched == f->slot ? b : f->slot;
-	hd_region_release(unwatched == b ? rb : f->rg, (uint32_t)unwatched,
-	                  (uint32_t)(unwatched == b ? kb : f->hold), f->h, f->pl.kick_fd);
+	ga = __atomic_load_n(&f->h->watched[f->slot], __ATOMIC_SEQ_CST);
+	gb = __atomic_load_n(&f->h->watched[b], __ATOMIC_SEQ_CST);
+	assert_true(ga != 0);
+	assert_int_equal(ga, gb);
+	/* The first holder lets go silently (no kick). */
+	__atomic_fetch_sub(&f->rg->holds[f->hold].depth, 1, __ATOMIC_SEQ_CST);
 	hd_sleep_ms(100);
 	assert_int_equal(loop_wakeups(f), 0);
 	assert_int_equal(fake_suspends(&f->fp), 0);
-	hd_region_release(watched == b ? rb : f->rg, (uint32_t)watched,
-	                  (uint32_t)(watched == b ? kb : f->hold), f->h, f->pl.kick_fd);
+	/* The other's release kicks: the loop finds nobody. */
+	hd_region_release(rb, (uint32_t)b, (uint32_t)kb, f->h, f->pl.kick_fd);
 	pthread_join(t, &ret);
 	assert_int_equal((intptr_t)ret, 0);
 	assert_int_equal(f->fp.suspends, 1);
 	assert_int_equal(f->pl.wakeups, 1);
-	assert_int_equal(f->h->watched[watched], 0);
+	assert_int_equal(f->h->watched[f->slot], 0);
+	assert_int_equal(f->h->watched[b], 0);
+	f->regions[b] = NULL;
+	free(rb);
+}
+
+/*
+ * A busy client (it kicked since the last look and holds again) is left
+ * unwatched while another holder is watched: its next pairs cost the
+ * daemon nothing.  Once it is the only holder, it is watched again.
+ */
+static void test_busy_client_unwatched(void **st)
+{
+	struct fx *f = *st;
+	struct wl_region *rb = hd_region_new();
+	uint64_t id;
+	int b = wl_table_slot_alloc(f->h, 2, 0, "busy", 1, &id);
+	int kb = wl_table_hold_alloc(f->h, b, "job", WL_HOLD_CLIENT, -1);
+	unsigned long w0;
+	pthread_t t;
+	void *ret;
+
+	f->regions[b] = rb;
+	acquire(f, 0);
+	hd_region_acquire(rb, (uint32_t)kb, f->h, 0);
+	pthread_create(&t, NULL, cycle_thread, f);
+	assert_true(hd_wait_for(parked, f, 2000));
+	hd_sleep_ms(50);
+	assert_true(__atomic_load_n(&f->h->watched[b], __ATOMIC_SEQ_CST) != 0);
+	/* b released, kicked, and holds again before the loop looks. */
+	w0 = loop_wakeups(f);
+	powerloop_client_kick(&f->pl, (uint32_t)b);
+	for (int i = 0; i < 200 && loop_wakeups(f) == w0; i++)
+		hd_sleep_ms(10);
+	hd_sleep_ms(50);
+	assert_int_equal(loop_wakeups(f), w0 + 1);
+	assert_true(__atomic_load_n(&f->h->watched[f->slot], __ATOMIC_SEQ_CST) != 0);
+	assert_int_equal(__atomic_load_n(&f->h->watched[b], __ATOMIC_SEQ_CST), 0);
+	/* The other one lets go: b is all that holds, and is watched. */
+	release(f);
+	hd_sleep_ms(100);
+	assert_int_equal(fake_suspends(&f->fp), 0);
+	assert_true(__atomic_load_n(&f->h->watched[b], __ATOMIC_SEQ_CST) != 0);
+	assert_int_equal(__atomic_load_n(&f->h->watched[f->slot], __ATOMIC_SEQ_CST), 0);
+	hd_region_release(rb, (uint32_t)b, (uint32_t)kb, f->h, f->pl.kick_fd);
+	pthread_join(t, &ret);
+	assert_int_equal((intptr_t)ret, 0);
+	assert_int_equal(f->fp.suspends, 1);
 	f->regions[b] = NULL;
 	free(rb);
 }
@@ -540,7 +589,8 @@ static void test_daemon_hold_waits_unwatched(void **st)
 	assert_int_equal(__atomic_load_n(&b.calls, __ATOMIC_SEQ_CST), 1);
 	assert_int_equal(loop_wakeups(f), 0);
 	assert_int_equal(fake_suspends(&f->fp), 0);
-	assert_int_equal(f->pl.watch, -1);
+	for (uint32_t i = 0; i < f->h->nslots; i++)
+		assert_int_equal(f->h->watched[i], 0);
 	wl_lock(f->h);
 	f->h->slots[f->slot].dactive = 0;
 	wl_unlock(f->h);
@@ -1015,7 +1065,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_wakeups_while_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reaping_wakes_waiter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deny_wakes_waiter, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_one_holder_watched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_holder_watched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_busy_client_unwatched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release_before_watch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_hold_waits_unwatched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_wakes_waiter, setup, teardown),
