@@ -30,6 +30,12 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -759,6 +765,405 @@ static void test_kill_sweep(void **st)
 	assert_int_equal(hd_stop(&e->d), 0);
 }
 
+
+/* The daemon answers a registration within 1 s. */
+static void answers_within_1s(void)
+{
+	uint64_t t0 = hd_now_ns();
+	wakelock_client *c;
+
+	assert_int_equal(wakelock_client_open(NULL, "pinger", &c), 0);
+	wakelock_client_close(c);
+	assert_true(hd_now_ns() - t0 < 1000000000ull);
+}
+
+/*
+ * The doorbells a client gets (an alarm's, the resume notifications) are
+ * the read ends of the daemon's pipes: a client that clears O_NONBLOCK
+ * on its end and tries to fill it, as it could an eventfd it shared with
+ * the daemon (whose next write then blocked under the segment lock),
+ * cannot write it at all, and the daemon's rings go on without blocking.
+ */
+static void test_doorbells_are_the_daemons(void **st)
+{
+	struct env *e = *st;
+	uint64_t full = 0xfffffffffffffffeull;
+	struct victim v;
+	wakelock_client *c;
+	wakelock_alarm *a;
+	struct stat sb;
+	int fds[2];
+
+	victim_hold(e, &v);
+	assert_int_equal(wakelock_client_open(NULL, "filler", &c), 0);
+	assert_int_equal(wakelock_alarm_create(c, "tick", &a), 0);
+	fds[0] = wakelock_alarm_fd(a);
+	fds[1] = wakelock_resume_fd(c);
+	for (int i = 0; i < 2; i++) {
+		assert_true(fds[i] >= 0);
+		assert_int_equal(fstat(fds[i], &sb), 0);
+		assert_true(S_ISFIFO(sb.st_mode));
+		assert_int_equal(fcntl(fds[i], F_GETFL) & O_ACCMODE, O_RDONLY);
+		assert_int_equal(fcntl(fds[i], F_SETFL, 0), 0);          /* blocking, ours */
+		assert_int_equal(write(fds[i], &full, sizeof(full)), -1);
+		assert_int_equal(errno, EBADF);
+		/* The smallest pipe it can make of it. */
+		(void)fcntl(fds[i], F_SETPIPE_SZ, 4096);
+	}
+	/* Fires every 10 ms, never read: 4096 rings fill the smaller pipe. */
+	assert_int_equal(wakelock_alarm_set(a, 0, 10, 0), 0);
+	for (int k = 0; k < 10; k++) {
+		hd_sleep_ms(100);
+		answers_within_1s();
+	}
+	victim_unharmed(e, &v);
+	wakelock_alarm_destroy(a);
+	wakelock_client_close(c);
+	victim_done(e, &v);
+}
+
+/*
+ * The kick reaches the daemon on the client's own connection: the
+ * registration hands out no descriptor of the daemon's but the sealed
+ * published segment (raw_register checks), and a client flooding kicks
+ * for 2 s neither stops the daemon answering nor steals the victim's
+ * release (the power loop's eventfd is the daemon's own).
+ */
+static void test_kick_flood(void **st)
+{
+	struct env *e = *st;
+	struct wl_msg_req k = { .magic = WL_MSG_MAGIC, .abi_major = WL_ABI_MAJOR,
+	                        .op = WL_OP_KICK };
+	struct wl_region *rg;
+	struct victim v;
+	uint64_t end;
+	int rfd, pub, s;
+	long sent = 0;
+
+	victim_hold(e, &v);
+	assert_int_equal(wl_region_create(&rg, &rfd), 0);
+	s = raw_register(rfd, "kicker", &pub);
+	assert_true(s >= 0);
+	end = hd_now_ns() + 2000000000ull;
+	while (hd_now_ns() < end) {
+		for (int i = 0; i < 1000; i++)
+			if (send(s, &k, sizeof(k), MSG_DONTWAIT) == (ssize_t)sizeof(k))
+				sent++;
+		if (sent % 20000 < 1000)
+			answers_within_1s();
+	}
+	print_message("kicker: %ld kicks sent in 2 s\n", sent);
+	assert_true(sent > 1000);
+	answers_within_1s();
+	victim_unharmed(e, &v);
+	close(pub);
+	close(s);
+	munmap(rg, sizeof(*rg));
+	close(rfd);
+	victim_done(e, &v);
+}
+
+/*
+ * A loopback TCP socket with unsent data and SO_LINGER of an hour: its
+ * last close() waits for the data to go, up to an hour.  Passed as a
+ * region, with a request that takes no descriptor, or 200 of them at
+ * once, it reaches the daemon's closer (daemon/closer.c), never a close()
+ * in the main thread: the daemon answers within 1 s throughout.
+ */
+static int lingering_socket(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	struct linger lg = { .l_onoff = 1, .l_linger = 3600 };
+	socklen_t sl = sizeof(sa);
+	char buf[65536];
+	int l, c, one = 1;
+
+	memset(buf, 'x', sizeof(buf));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(l, 1) < 0 ||
+	    getsockname(l, (struct sockaddr *)&sa, &sl) < 0)
+		return -1;
+	c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (c < 0 || (connect(c, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS))
+		return -1;
+	hd_sleep_ms(20);
+	/* The listener never accepts nor reads: the data stays unsent. */
+	while (send(c, buf, sizeof(buf), MSG_DONTWAIT) > 0)
+		;
+	setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	/* The listener lives on (leaked) so that the data cannot go. */
+	return c;
+}
+
+static void test_lingering_descriptors(void **st)
+{
+	struct env *e = *st;
+	struct wl_msg_rep rep;
+	struct victim v;
+	int fds[200], s, fd;
+
+	victim_hold(e, &v);
+	/* As a region. */
+	fd = lingering_socket();
+	if (fd < 0)
+		fail_msg("no loopback TCP: %s", strerror(errno));
+	assert_int_equal(raw_register(fd, "linger", NULL), -EINVAL);
+	close(fd);
+	answers_within_1s();
+	/* With a request that takes none. */
+	fd = lingering_socket();
+	assert_true(fd >= 0);
+	s = wl_connect(NULL, 2000);
+	assert_true(s >= 0);
+	assert_int_equal(wl_request_fds(s, WL_OP_OBSERVE, NULL, fd, &rep, NULL, 0), 0);
+	close(fd);
+	answers_within_1s();
+	/* 200 in one message, then hang up with them still queued. */
+	for (int i = 0; i < 200; i++) {
+		fds[i] = lingering_socket();
+		assert_true(fds[i] >= 0);
+	}
+	{
+		struct wl_msg_req m = { .magic = WL_MSG_MAGIC, .abi_major = WL_ABI_MAJOR,
+		                        .op = WL_OP_OBSERVE };
+		char cbuf[CMSG_SPACE(sizeof(fds))];
+		struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+		                     .msg_controllen = sizeof(cbuf) };
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(fds));
+		memcpy(CMSG_DATA(cm), fds, sizeof(fds));
+		assert_int_equal(sendmsg(s, &mh, 0), (ssize_t)sizeof(m));
+		m.op = 0x7777;                       /* unknown: closes nothing early */
+		assert_int_equal(sendmsg(s, &mh, 0), (ssize_t)sizeof(m));
+	}
+	for (int i = 0; i < 200; i++)
+		close(fds[i]);
+	close(s);
+	for (int k = 0; k < 5; k++) {
+		answers_within_1s();
+		hd_sleep_ms(100);
+	}
+	victim_unharmed(e, &v);
+	victim_done(e, &v);
+}
+
+/*
+ * A client stopped at each instruction of wakelock_hold_release, while the
+ * daemon watches it (it registered and held first, so a daemon watching
+ * one holder watches it) and a victim holds.  Stopped before its release
+ * took effect, it still holds: no suspend.  Stopped anywhere after (its
+ * depth is 0, whether or not it kicked), it must not keep the system
+ * awake once the victim lets go: a suspend within 1 s of that release.
+ * The stepper is ptraced (PTRACE_TRACEME, then single steps) and left
+ * SIGSTOPped after k instructions, for k = 0, 1, ... until it is past the
+ * release.  In sanitizer builds, whose release is instrumented, k moves
+ * in strides so that the test keeps its time (every instruction of the
+ * plain build is covered).
+ */
+static void stepper(const char *name, int fd)
+{
+	wakelock_client *c;
+	wakelock_hold *h;
+	uint64_t addr;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (wakelock_client_open(NULL, name, &c) || wakelock_hold_create(c, "h", &h) ||
+	    wakelock_hold_acquire(h))
+		_exit(1);
+	addr = (uint64_t)(uintptr_t)&((struct wl_region_hold *)(void *)h)->depth;
+	if (write(fd, &addr, sizeof(addr)) != sizeof(addr))
+		_exit(2);
+	raise(SIGSTOP);             /* the tracer steps from here */
+	wakelock_hold_release(h);
+	__builtin_trap();           /* the end marker (SIGILL) */
+}
+
+struct stepped {
+	pid_t pid;
+	uint64_t depth_addr;
+};
+
+/* Start a stepper, traced, stopped just before its release. */
+static void stepper_start(struct stepped *sp, long k)
+{
+	int p[2], status;
+	char fds[16], name[32];
+
+	assert_int_equal(pipe(p), 0);
+	snprintf(fds, sizeof(fds), "%d", p[1]);
+	snprintf(name, sizeof(name), "stepper%ld", k);
+	sp->pid = fork();
+	assert_true(sp->pid >= 0);
+	if (sp->pid == 0) {
+		close(p[0]);
+		/* No lazy binding inside the release: its instructions are the
+		 * library's, not the dynamic linker's. */
+		setenv("LD_BIND_NOW", "1", 1);
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execl(self_exe, self_exe, "--child", "stepper", name, fds, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	/* The exec's trap, then on to the first SIGSTOP. */
+	assert_int_equal(waitpid(sp->pid, &status, 0), sp->pid);
+	assert_true(WIFSTOPPED(status));
+	assert_int_equal(ptrace(PTRACE_CONT, sp->pid, NULL, NULL), 0);
+	assert_int_equal(read(p[0], &sp->depth_addr, sizeof(sp->depth_addr)),
+	                 (ssize_t)sizeof(sp->depth_addr));
+	close(p[0]);
+	for (;;) {
+		assert_int_equal(waitpid(sp->pid, &status, 0), sp->pid);
+		assert_true(WIFSTOPPED(status));
+		if (WSTOPSIG(status) == SIGSTOP)
+			return;
+		/* Any other signal on the way (none expected) is passed on. */
+		assert_int_equal(ptrace(PTRACE_CONT, sp->pid, NULL,
+		                        (void *)(intptr_t)WSTOPSIG(status)), 0);
+	}
+}
+
+/* The stepper's instruction pointer (0 where we cannot tell). */
+static uint64_t stepper_pc(struct stepped *sp)
+{
+#if defined(__x86_64__)
+	return (uint64_t)ptrace(PTRACE_PEEKUSER, sp->pid,
+	                        (void *)offsetof(struct user_regs_struct, rip), NULL);
+#else
+	(void)sp;
+	return 0;
+#endif
+}
+
+/* Single-step k instructions; 1 if the end marker came first.  pcs, if
+ * not NULL, gets each instruction's address (room for k). */
+static int stepper_step(struct stepped *sp, long k, uint64_t *pcs)
+{
+	int status;
+
+	for (long i = 0; i < k; i++) {
+		if (pcs)
+			pcs[i] = stepper_pc(sp);
+		assert_int_equal(ptrace(PTRACE_SINGLESTEP, sp->pid, NULL, NULL), 0);
+		assert_int_equal(waitpid(sp->pid, &status, 0), sp->pid);
+		assert_true(WIFSTOPPED(status));
+		if (WSTOPSIG(status) == SIGILL || WSTOPSIG(status) == SIGTRAP + 0x100)
+			return 1;
+		assert_int_equal(WSTOPSIG(status), SIGTRAP);
+	}
+	return 0;
+}
+
+static uint32_t stepper_depth(struct stepped *sp)
+{
+	uint32_t d = 0xffffffffu;
+	struct iovec l = { .iov_base = &d, .iov_len = sizeof(d) };
+	struct iovec r = { .iov_base = (void *)(uintptr_t)sp->depth_addr, .iov_len = sizeof(d) };
+
+	assert_int_equal(process_vm_readv(sp->pid, &l, 1, &r, 1, 0), (ssize_t)sizeof(d));
+	return d;
+}
+
+static void stepper_kill(struct stepped *sp)
+{
+	int status;
+
+	kill(sp->pid, SIGKILL);
+	assert_int_equal(waitpid(sp->pid, &status, 0), sp->pid);
+}
+
+/* Of the distinct instructions, every one (plain build), or every n-th
+ * (instrumented: TSan turns each atomic into calls of its own). */
+#if defined(__SANITIZE_THREAD__)
+#define STEP_STRIDE 16
+#elif defined(__SANITIZE_ADDRESS__)
+#define STEP_STRIDE 3
+#else
+#define STEP_STRIDE 1
+#endif
+#define STEP_MAX 100000
+
+static void test_stopped_at_each_instruction_of_release(void **st)
+{
+	struct env *e = *st;
+	uint64_t *pcs = calloc(STEP_MAX, sizeof(*pcs));
+	long n, npoints = 0, held_points = 0, released_points = 0, *points;
+	struct stepped sp;
+
+	/* A survey: the path of the release, one address per instruction. */
+	assert_non_null(pcs);
+	stepper_start(&sp, -1);
+	assert_int_equal(stepper_step(&sp, STEP_MAX, pcs), 1);
+	stepper_kill(&sp);
+	for (n = 0; n < STEP_MAX && pcs[n]; n++)
+		;
+	if (!n)
+		n = STEP_MAX;
+	/* Each instruction once, where it is first reached (a loop's later
+	 * rounds stop at the same places). */
+	points = calloc((size_t)n + 1, sizeof(*points));
+	assert_non_null(points);
+	for (long k = 0, seen = 0; k < n; k++) {
+		int dup = 0;
+
+		for (long j = 0; pcs[k] && j < k && !dup; j++)
+			dup = pcs[j] == pcs[k];
+		if (!dup && seen++ % STEP_STRIDE == 0)
+			points[npoints++] = k;
+	}
+	points[npoints++] = n;          /* and past the end */
+	print_message("release: %ld instructions, %ld distinct stops tested\n", n, npoints);
+	for (long p = 0; p < npoints; p++) {
+		long k = points[p];
+		struct victim v;
+		uint32_t depth;
+
+		stepper_start(&sp, k);
+		/* The daemon has seen it hold before the victim comes. */
+		hd_sleep_ms(10);
+		victim_hold(e, &v);
+		hd_sleep_ms(10);
+		stepper_step(&sp, k, NULL);
+		depth = stepper_depth(&sp);
+		/* Left stopped, as by SIGSTOP: all its threads. */
+		assert_int_equal(ptrace(PTRACE_DETACH, sp.pid, NULL, (void *)(intptr_t)SIGSTOP), 0);
+		assert_true(depth <= 1);
+		victim_unharmed(e, &v);
+		assert_int_equal(wakelock_hold_release(v.h), 0);
+		victim_env = e;
+		victim_cur = &v;
+		if (depth == 0) {
+			if (!hd_wait_for(attempted_since_victim, NULL, 1000))
+				fail_msg("stopped %ld instructions into its release (depth 0): no "
+				         "suspend within 1 s of the victim's release", k);
+			released_points++;
+		} else {
+			hd_sleep_ms(50);
+			assert_int_equal(attempts(e), v.a0);     /* it still holds */
+			held_points++;
+		}
+		stepper_kill(&sp);
+		assert_true(hd_wait_for(attempted_since_victim, NULL, 2000));
+		wakelock_client_close(v.c);
+		/* Its name is free once it is reaped. */
+		for (int i = 0; i < 200 && find_slot(e, "victim"); i++)
+			hd_sleep_ms(5);
+	}
+	print_message("release: %ld stops holding, %ld stops released\n", held_points,
+	              released_points);
+	assert_true(held_points >= 1);
+	assert_true(released_points >= 1);
+	free(points);
+	free(pcs);
+	answers_within_1s();
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
 static void scribble(const char *name, int fd);
 
 int main(int argc, char **argv)
@@ -769,6 +1174,8 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "--child")) {
 		if (!strcmp(argv[2], "scribble"))
 			scribble(argv[3], atoi(argv[4]));
+		if (!strcmp(argv[2], "stepper"))
+			stepper(argv[3], atoi(argv[4]));
 		hammer(argv[3]);
 	}
 
@@ -783,6 +1190,11 @@ int main(int argc, char **argv)
 		                                setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hold_survives_daemon_kill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kill_sweep, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_doorbells_are_the_daemons, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kick_flood, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lingering_descriptors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stopped_at_each_instruction_of_release,
+		                                setup, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
