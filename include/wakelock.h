@@ -97,7 +97,8 @@ void wakelock_hold_destroy(wakelock_hold *h);
  * An untimed acquire or release makes no system call and takes no lock:
  * it updates the client's own shared region and reads one word of the
  * daemon's.  The exceptions: a release that ends the client's last hold
- * while the daemon waits for exactly that writes the daemon's eventfd,
+ * while the daemon waits for exactly that sends it a kick on the client's
+ * connection (once per watch, never blocking),
  * and an acquire made while the daemon is entering suspend waits until
  * the attempt is over (so a successful acquire means the system is
  * awake).  Timed acquisitions and their cancellation also read
@@ -173,8 +174,8 @@ int wakelock_epoll_wait(wakelock_hold *h, int epfd, struct epoll_event *events,
  *   -ENOTCONN, -ESTALE.
  * wakelock_alarm_cancel(): no further expiries until set again; a fire already
  *   delivered keeps its hold until wakelock_alarm_done().
- * wakelock_alarm_fd(): an eventfd that becomes readable when the alarm fires,
- *   for poll/epoll.  Do not read it: call wakelock_alarm_wait(a, 0).
+ * wakelock_alarm_fd(): a descriptor (the read end of the daemon's pipe) that
+ *   becomes readable when the alarm fires, for poll/epoll.  Do not read it: call wakelock_alarm_wait(a, 0).
  * wakelock_alarm_wait(): wait up to timeout_ms (-1: forever, 0: poll) for the
  *   alarm to fire.  Returns the number of expiries not seen before (>= 1),
  *   0 on timeout, or a negative errno (-ENOTCONN when the daemon exits).
@@ -201,7 +202,8 @@ void wakelock_alarm_destroy(wakelock_alarm *a);
  * Resume notifications: after each suspend attempt, whether
  * the system slept, for how long, and what woke it.
  *
- * wakelock_resume_fd(): an eventfd that becomes readable after each attempt,
+ * wakelock_resume_fd(): a descriptor (the read end of the daemon's pipe) that
+ *   becomes readable after each attempt,
  *   for poll/epoll; the first call subscribes (one request to the
  *   daemon), later ones return the same fd.  Do not read it: call
  *   wakelock_resume_read().  Errors: -ENOTCONN, -ENOMEM, -EOPNOTSUPP (the

@@ -59,8 +59,9 @@ static void conn_open(int i)
 	memset(c, 0, sizeof(*c));
 	c->fd = sv[0];
 	c->slot = -1;
+	c->resume_wfd = -1;
 	for (unsigned j = 0; j < WAKELOCK_MAX_ALARMS_PER_CLIENT; j++)
-		c->alarm_efd[j] = -1;
+		c->alarm_wfd[j] = -1;
 	c->pid = 1000 + i;
 	c->uid = 1000;
 	c->allowed = i == 0;
@@ -93,7 +94,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	CHECK(d.alarm_fd >= 0);
 	/* Kicked on registration and reaping; nobody reads it here. */
 	d.pl.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	CHECK(d.pl.kick_fd >= 0);
+	d.pl.resume_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	CHECK(d.pl.kick_fd >= 0 && d.pl.resume_fd >= 0);
 	/* An empty ledger: WL_OP_WAKES answers from it. */
 	d.ledger = ledger_new(16, 1000);
 	CHECK(d.ledger != NULL);
