@@ -196,8 +196,11 @@ void wl_client_wait_open(wakelock_client *c)
 		const struct wl_shm_header *pub = __atomic_load_n(&c->pub, __ATOMIC_ACQUIRE);
 		uint32_t ph = __atomic_load_n(&pub->phase, __ATOMIC_SEQ_CST);
 
+		/* A daemon that hung up is dead: no attempt of its can be under
+		 * way, and its successor sees our hold when we register. */
 		if (ph == WL_PHASE_OPEN || __atomic_load_n(&pub->gone, __ATOMIC_ACQUIRE) ||
-		    __atomic_load_n(&c->lost, __ATOMIC_ACQUIRE))
+		    __atomic_load_n(&c->lost, __ATOMIC_ACQUIRE) ||
+		    __atomic_load_n(&c->away, __ATOMIC_ACQUIRE))
 			return;
 		wl_phase_wait(pub, ph, 100000000u);
 		if (__atomic_load_n(&c->pub, __ATOMIC_ACQUIRE) != pub)

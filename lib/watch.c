@@ -90,6 +90,7 @@ static int reregister(wakelock_client *c)
 	__atomic_store_n(&c->kicked_gen, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->watched, &pm->hdr->watched[rep.slot], __ATOMIC_RELEASE);
 	__atomic_store_n(&c->pub, pm->hdr, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->away, 0, __ATOMIC_RELEASE);
 	/* The new daemon may already wait on us: tell it to look. */
 	wl_client_kick(c);
 	/* The names, at the indices the region has them (copied first: a
@@ -197,6 +198,7 @@ static void *watch(void *arg)
 		if (p[1].revents)
 			return NULL;
 		if (p[0].revents & (POLLHUP | POLLRDHUP | POLLERR)) {
+			__atomic_store_n(&c->away, 1, __ATOMIC_RELEASE);
 			if (recover(c) != 0)
 				return NULL;
 		}

@@ -29,6 +29,7 @@ struct wakelock_client {
 	const uint32_t *watched;             /* pub->watched[our slot] (atomic) */
 	uint32_t kicked_gen;                 /* atomic: the watch we last kicked for */
 	int lost;                            /* atomic: the daemon is gone for good */
+	int away;                            /* atomic: hung up, not registered again yet */
 
 	int region_fd;                       /* kept to register again */
 	struct wl_pub_map *pubs;             /* every mapping pub has pointed to */
