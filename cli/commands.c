@@ -178,6 +178,11 @@ int cmd_stats(const struct cli *cli)
 	return 0;
 }
 
+static const char *policy_name(uint32_t mode)
+{
+	return mode == 1 ? "phone" : mode == 0 ? "appliance" : "unknown";
+}
+
 int cmd_status(const struct cli *cli)
 {
 	struct snapshot s;
@@ -201,11 +206,25 @@ int cmd_status(const struct cli *cli)
 		printf("{\"daemon_pid\":%d,\"abi\":\"%u.%u\",\"state\":\"%s\",\"counter\":%u,"
 		       "\"clients\":%u,\"holding\":%u,\"denied\":%u,"
 		       "\"attempts\":%llu,\"successes\":%llu,\"asleep_ms\":%llu,"
-		       "\"alarms_armed\":%u,\"alarms_wake_system\":%s}\n",
+		       "\"alarms_armed\":%u,\"alarms_wake_system\":%s,\"policy\":\"%s\","
+		       "\"sources\":[",
 		       h->daemon_pid, h->abi_major, h->abi_minor, dstate_name(h->dstate), h->counter,
 		       clients, holders, denied, (unsigned long long)h->dstats.attempts,
 		       (unsigned long long)h->dstats.successes, ms(h->dstats.asleep_ns), alarms,
-		       h->dstats.alarm_wakes ? "true" : "false");
+		       h->dstats.alarm_wakes ? "true" : "false", policy_name(h->policy_mode));
+		for (uint32_t i = 0; i < h->nsources && i < WL_MAX_SOURCES; i++) {
+			char name[WAKELOCK_NAME_MAX], state[sizeof(h->sources[i].state)];
+
+			snprintf(name, sizeof(name), "%.*s", WAKELOCK_NAME_MAX - 1, h->sources[i].name);
+			snprintf(state, sizeof(state), "%.*s", (int)sizeof(state) - 1,
+			         h->sources[i].state);
+			printf("%s{\"name\":", i ? "," : "");
+			wl_json_str(stdout, name);
+			printf(",\"holding\":%s,\"state\":", h->sources[i].holding ? "true" : "false");
+			wl_json_str(stdout, state);
+			printf("}");
+		}
+		printf("]}\n");
 	} else {
 		printf("wakelockd pid %d (ABI %u.%u): %s\n", h->daemon_pid, h->abi_major,
 		       h->abi_minor, dstate_name(h->dstate));
@@ -217,6 +236,15 @@ int cmd_status(const struct cli *cli)
 		printf("%u wake alarms armed; %s\n", alarms,
 		       h->dstats.alarm_wakes ? "they wake the system from suspend"
 		               : "they cannot wake the system from suspend (no CLOCK_BOOTTIME_ALARM)");
+		printf("policy %s\n", policy_name(h->policy_mode));
+		for (uint32_t i = 0; i < h->nsources && i < WL_MAX_SOURCES; i++) {
+			const struct wl_shm_source *src = &h->sources[i];
+
+			if (!src->state[0])
+				continue;
+			printf("  %-10.*s %s%s\n", WAKELOCK_NAME_MAX - 1, src->name,
+			       src->holding ? "HOLDS: " : "", src->state);
+		}
 	}
 	snapshot_free(&s);
 	return 0;

@@ -33,6 +33,10 @@ void config_defaults(struct wld_config *c)
 	c->backoff_max_ms = 60000;
 	c->wake_reasons = 1;
 	c->logind_mode = LOGIND_INHIBITORS;
+	/* Never suspend under a person's hands: a display that is on keeps
+	 * the system awake unless the configuration says appliance. */
+	c->policy_mode = POLICY_PHONE;
+	c->display_off_delay_ms = WLD_DEFAULT_DISPLAY_OFF_DELAY_MS;
 	c->alarm_timeout_ms = WLD_DEFAULT_ALARM_TIMEOUT_MS;
 	c->hook_timeout_ms = WLD_DEFAULT_HOOK_TIMEOUT_MS;
 	c->ledger_records = LEDGER_DEFAULT_CAP;
@@ -184,6 +188,20 @@ static const char *set_logind_mode(struct wld_config *c, const char *v)
 	return NULL;
 }
 
+static const char *set_policy_mode(struct wld_config *c, const char *v)
+{
+	if (!strcmp(v, "phone"))
+		c->policy_mode = POLICY_PHONE;
+	else if (!strcmp(v, "appliance"))
+		c->policy_mode = POLICY_APPLIANCE;
+	else if (!strcmp(v, "laptop"))
+		return "laptop is not available yet (no user-activity, lid or power-supply "
+		       "sources in this version): use phone or appliance";
+	else
+		return "expected phone or appliance";
+	return NULL;
+}
+
 /* One key of one section: shared by the file and the command line. */
 static const char *apply_key(struct wld_config *c, const char *sec, const char *key,
                              const char *v)
@@ -215,6 +233,10 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 		return parse_uint(v, 3600000u, &c->hook_timeout_ms);
 	if (KEY("logind", "mode"))
 		return set_logind_mode(c, v);
+	if (KEY("policy", "mode"))
+		return set_policy_mode(c, v);
+	if (KEY("policy", "display_off_delay_ms"))
+		return parse_uint(v, 3600000u, &c->display_off_delay_ms);
 	if (KEY("alarm", "timeout_ms"))
 		return parse_uint(v, 86400000u, &c->alarm_timeout_ms);
 	if (KEY("ledger", "records")) {
@@ -506,7 +528,8 @@ enum {
 	OPT_STATE = 256, OPT_MEM_SLEEP, OPT_MIN_AWAKE, OPT_LOG_LEVEL, OPT_STATS, OPT_GROUP,
 	OPT_DENY, OPT_ROOT, OPT_RUN_DIR, OPT_SHM, OPT_BO_INIT, OPT_BO_MAX, OPT_BO_FACTOR,
 	OPT_SHORT, OPT_SYSLOG, OPT_CHECK, OPT_PRE, OPT_POST, OPT_NO_WAKE_REASONS,
-	OPT_ALARM_TIMEOUT, OPT_HOOK_TIMEOUT, OPT_LOGIND, OPT_START_GRACE,
+	OPT_ALARM_TIMEOUT, OPT_HOOK_TIMEOUT, OPT_LOGIND, OPT_START_GRACE, OPT_POLICY,
+	OPT_DISPLAY_OFF_DELAY,
 };
 
 static const struct option opts[] = {
@@ -525,6 +548,8 @@ static const struct option opts[] = {
 	{ "no-wake-reasons", no_argument, NULL, OPT_NO_WAKE_REASONS },
 	{ "alarm-timeout-ms", required_argument, NULL, OPT_ALARM_TIMEOUT },
 	{ "logind", required_argument, NULL, OPT_LOGIND },
+	{ "policy", required_argument, NULL, OPT_POLICY },
+	{ "display-off-delay-ms", required_argument, NULL, OPT_DISPLAY_OFF_DELAY },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
@@ -558,6 +583,10 @@ void config_usage(void)
 	       "      --alarm-timeout-ms N   release a fired alarm's hold after N ms (default 10000)\n"
 	       "      --logind MODE          off | inhibitors | suspend: logind's sleep inhibitors\n"
 	       "                             hold (default inhibitors); suspend: through logind\n"
+	       "      --policy MODE          phone | appliance: a display that is on keeps\n"
+	       "                             the system awake (phone, default) or not\n"
+	       "      --display-off-delay-ms N  awake N ms after the last display went off\n"
+	       "                             (default 5000)\n"
 	       "      --group NAME           group allowed to block suspend\n"
 	       "      --deny NAME            deny a client by name (repeatable)\n"
 	       "      --root DIR             prefix for /sys (tests)\n"
@@ -587,6 +616,8 @@ static const char *apply_opt(struct wld_config *c, int opt, const char *v)
 	case OPT_NO_WAKE_REASONS: c->wake_reasons = 0; return NULL;
 	case OPT_ALARM_TIMEOUT: return apply_key(c, "alarm", "timeout_ms", v);
 	case OPT_LOGIND: return apply_key(c, "logind", "mode", v);
+	case OPT_POLICY: return apply_key(c, "policy", "mode", v);
+	case OPT_DISPLAY_OFF_DELAY: return apply_key(c, "policy", "display_off_delay_ms", v);
 	case OPT_LOG_LEVEL: return apply_key(c, "log", "level", v);
 	case OPT_SYSLOG: c->use_syslog = 1; return NULL;
 	case OPT_STATS: return apply_key(c, "paths", "stats_file", v);

@@ -30,6 +30,9 @@ struct wld_config {
 	char pre_suspend_hook[PATH_MAX];
 	char post_resume_hook[PATH_MAX];
 	unsigned hook_timeout_ms;    /* a hook still running then is killed */
+	/* [policy] (docs/policy.md) */
+	int policy_mode;             /* enum policy_mode */
+	unsigned display_off_delay_ms; /* awake this long after the last display went off */
 	/* [logind] (docs/logind.md) */
 	int logind_mode;             /* enum logind_mode */
 	int logind_explicit;         /* set by the file or command line */
@@ -60,6 +63,9 @@ struct wld_config {
 };
 
 enum config_result { CONFIG_OK = 0, CONFIG_ERROR = 1, CONFIG_EXIT = 2 };
+/* What keeps the system awake besides holds (docs/policy.md). */
+enum policy_mode { POLICY_APPLIANCE = 0, POLICY_PHONE = 1 };
+#define WLD_DEFAULT_DISPLAY_OFF_DELAY_MS 5000u
 
 /*
  * Build the configuration: defaults, then the file (--config or the

@@ -8,6 +8,7 @@
 #include "policy.h"
 #include "power.h"
 #include "powerloop.h"
+#include "awake.h"
 
 /* Every registered client keeps a connection; room for the CLI besides. */
 #define WLD_MAX_CONNS (WL_MAX_CLIENTS + 64)
@@ -50,6 +51,8 @@ struct daemon {
 	struct powerloop pl;
 	struct ledger *ledger;   /* one record per suspend attempt (ledger.h) */
 	struct logind *logind;   /* logind's inhibitors (logind.h), NULL: none */
+	struct awake_source logind_src;   /* its last look (main.c) */
+	struct awake_source *display;     /* [policy] mode = phone, else NULL */
 	pthread_t power_thread;
 	int listen_fd, epfd, sig_fd, pid_fd;
 	int unclean_start;       /* a stale pid file: the last daemon died */

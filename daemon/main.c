@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "awake.h"
 #include "daemon.h"
 #include "logind.h"
 #include "log.h"
@@ -106,6 +107,14 @@ static void after_cycle(struct powerloop *pl, void *arg)
 
 	(void)pl;
 	stats_write_file(d->stats_path, d->seg.hdr);
+}
+
+/* logind's inhibitors as an awake source: their holds are daemon-owned
+ * slots (logind.c); what the source adds is the last look, asking logind
+ * once more after the count is written. */
+static int logind_src_last_look(struct awake_source *s)
+{
+	return logind_last_look(s->priv);
 }
 
 static void *power_main(void *arg)
@@ -410,8 +419,21 @@ static int start(struct daemon *d, char *err, size_t errlen)
 		snprintf(err, errlen, "logind: %s", strerror(-r));
 		return r;
 	}
-	d->pl.last_look = logind_last_look;
-	d->pl.last_look_arg = d;
+	d->logind_src.name = "logind";
+	d->logind_src.last_look = logind_src_last_look;
+	d->logind_src.fd = -1;
+	d->logind_src.priv = d;
+	awake_add(&d->pl, &d->logind_src);
+	d->seg.hdr->policy_mode = (uint32_t)d->cfg.policy_mode;
+	if (d->cfg.policy_mode == POLICY_PHONE) {
+		d->display = display_source_new(d->cfg.root[0] ? d->cfg.root : "/",
+		                                d->cfg.display_off_delay_ms);
+		if (!d->display) {
+			snprintf(err, errlen, "display source: out of memory");
+			return -ENOMEM;
+		}
+		awake_add(&d->pl, d->display);
+	}
 	d->pl.suspend_via = logind_suspend;
 	d->pl.suspend_via_arg = d;
 	/* Every start, not only after an unclean exit: the pid file that
@@ -479,6 +501,7 @@ static void stop(struct daemon *d)
 	ledger_free(d->ledger);
 	real_clock_free(d->clk);
 	sysfs_close(d->be);
+	display_source_free(d->display);
 	if (!keep_pid_file)
 		unlink_pidfile();
 	close(d->pid_fd);

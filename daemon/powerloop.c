@@ -19,6 +19,8 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
+#include <time.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -26,6 +28,7 @@
 #include "lib/wl_region.h"
 #include "ledger.h"
 #include "log.h"
+#include "awake.h"
 #include "powerloop.h"
 #include "wakesrc.h"
 
@@ -54,6 +57,9 @@
  * that fail): the events are a reason to stay awake, not a fault, and the
  * system should suspend soon after they stop.  A count accepted resets it.
  */
+static int alarm_holding(struct awake_source *src, uint64_t now, uint64_t *until);
+static void alarm_describe(struct awake_source *src, uint64_t now, char *buf, size_t len);
+
 #define ABORT_BACKOFF_INITIAL_MS 10u
 #define ABORT_BACKOFF_MAX_MS 1000u
 
@@ -78,6 +84,18 @@ int powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr,
 	 * ours already (lib/hold.c). */
 	pl->watch_gen = (uint32_t)wl_clock_ns(CLOCK_REALTIME) ^ (uint32_t)getpid() << 16;
 	pl->alarm_slot = pl->alarm_index = -1;
+	pl->alarm_src = calloc(1, sizeof(*pl->alarm_src));
+	if (!pl->alarm_src) {
+		close(pl->kick_fd);
+		close(pl->resume_fd);
+		return -ENOMEM;
+	}
+	pl->alarm_src->name = "alarm";
+	pl->alarm_src->holding = alarm_holding;
+	pl->alarm_src->describe = alarm_describe;
+	pl->alarm_src->fd = -1;
+	pl->alarm_src->priv = pl;
+	awake_add(pl, pl->alarm_src);
 	pl->be = be;
 	pl->clk = clk;
 	pl->params = *p;
@@ -204,6 +222,8 @@ void powerloop_destroy(struct powerloop *pl)
 	free(pl->ws_after);
 	pl->ws_before = pl->ws_after = NULL;
 	pthread_mutex_destroy(&pl->plock);
+	free(pl->alarm_src);
+	pl->alarm_src = NULL;
 	if (pl->kick_fd >= 0)
 		close(pl->kick_fd);
 	if (pl->resume_fd >= 0)
@@ -227,20 +247,23 @@ void powerloop_client_kick(struct powerloop *pl, uint32_t slot)
 	powerloop_kick(pl);
 }
 
-/* Sleep until kicked or timeout_ns (0: no timeout). */
+/* Sleep until kicked, an awake source's descriptor is readable, or
+ * timeout_ns (0: no timeout). */
 static void wait_kick(struct powerloop *pl, uint64_t timeout_ns)
 {
-	struct pollfd p = { .fd = pl->kick_fd, .events = POLLIN };
+	struct pollfd p[1 + WL_MAX_SOURCES] = { { .fd = pl->kick_fd, .events = POLLIN } };
+	unsigned n = 1 + awake_pollfds(pl, p + 1, WL_MAX_SOURCES);
 	uint64_t cnt;
 	int ms = -1;
 
 	if (timeout_ns)
 		ms = timeout_ns / 1000000u >= INT_MAX ? INT_MAX : (int)((timeout_ns + 999999u) / 1000000u);
-	if (poll(&p, 1, ms) > 0) {
+	if (poll(p, n, ms) > 0) {
 		/* Many kicks, one look. */
-		if (read(pl->kick_fd, &cnt, sizeof(cnt)) < 0) {
+		if ((p[0].revents & POLLIN) && read(pl->kick_fd, &cnt, sizeof(cnt)) < 0) {
 			/* EAGAIN: another reader drained it */
 		}
+		awake_events(pl, p + 1, n - 1);
 	}
 }
 
@@ -377,16 +400,45 @@ static int alarm_imminent(struct powerloop *pl, uint64_t *next)
 	return 1;
 }
 
+/* The imminent alarm as an awake source: it ends by time (the fire,
+ * whose hold then keeps the system awake). */
+static int alarm_holding(struct awake_source *src, uint64_t now, uint64_t *until)
+{
+	(void)now;
+	return alarm_imminent(src->priv, until);
+}
+
+static void alarm_describe(struct awake_source *src, uint64_t now, char *buf, size_t len)
+{
+	struct powerloop *pl = src->priv;
+	uint64_t at = 0;
+
+	(void)now;
+	if (alarm_imminent(pl, &at))
+		snprintf(buf, len, "alarm due within 2 s");
+	else
+		snprintf(buf, len, pl->alarm_next_boot ? "alarm armed" : "no alarm armed");
+}
+
+/*
+ * One look: how many hold now (clients' regions and daemon-owned holds,
+ * wl_table_holders, and the awake sources).  The sources are sampled
+ * first, without the lock.  Takes the lock, and keeps it if nobody holds
+ * and keep is set.
+ */
 static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int keep)
 {
 	struct wl_shm_header *hdr = pl->hdr;
+	uint64_t now;
 	uint32_t n;
 
+	awake_sample(pl, 0);
 	wl_lock(hdr);
+	now = wl_now_mono();
 	wl_table_update_rt_offset(hdr);
-	n = wl_table_holders(hdr, pl->regions, wl_now_mono(), next);
-	if (!n && alarm_imminent(pl, next))
-		n = 1;
+	n = wl_table_holders(hdr, pl->regions, now, next);
+	pl->sources_held = awake_holding(pl, now, next);
+	n += pl->sources_held;
 	count_look(hdr, n, first, keep);
 	if (n || !keep)
 		wl_unlock(hdr);
@@ -437,7 +489,7 @@ static int watch_set(struct wl_shm_header *hdr, uint32_t i, uint32_t gen)
 static int watch_holders(struct powerloop *pl)
 {
 	struct wl_shm_header *hdr = pl->hdr;
-	uint64_t now = wl_now_mono(), at = 0;
+	uint64_t now = wl_now_mono();
 	uint32_t gen, watched = 0, busy = 0;
 	int daemon_held = 0, again = 0;
 
@@ -472,8 +524,9 @@ static int watch_holders(struct powerloop *pl)
 		    !wl_region_holding(pl->regions[i], now))
 			again = 1;
 	}
+	/* Sources wake the loop by time, descriptor or kick: no watch. */
 	if (!watched)
-		again = !(daemon_held | alarm_imminent(pl, &at));
+		again = !(daemon_held | (pl->sources_held > 0));
 	wl_unlock(hdr);
 	return again;
 }
@@ -547,6 +600,7 @@ int powerloop_cycle(struct powerloop *pl)
 	struct power_params *p = &pl->params;
 	uint64_t m0, b0, m1, b1, asleep = 0;
 	struct ledger_alarm la;
+	struct awake_source *src;
 	char la_client[WAKELOCK_NAME_MAX], la_name[WAKELOCK_NAME_MAX];
 	int have_alarm = 0;
 	unsigned count;
@@ -650,16 +704,17 @@ int powerloop_cycle(struct powerloop *pl)
 		open_phase(pl);
 		return 1;
 	}
-	/* A hold that is only known by message (a logind inhibitor taken
-	 * since the main thread's last news) stops the attempt here, where
+	/* An awake source that changed since the look (a display turned
+	 * on; a logind inhibitor taken since the main thread's last news,
+	 * a hold that is only known by message) stops the attempt here, where
 	 * nothing later can be missed by the kernel's side of the handshake.
 	 * The mirrored hold follows by message; until it does, further
 	 * refusals back off as stale counts do. */
-	if (pl->last_look && pl->last_look(pl->last_look_arg) > 0) {
+	if ((src = awake_last_look(pl)) != NULL) {
 		hdr->dstats.aborts++;
 		wl_unlock(hdr);
 		open_phase(pl);
-		log_debug("a sleep inhibitor appeared at the last look: not suspending");
+		log_debug("%s objected at the last look: not suspending", src->name);
 		if (++pl->aborts_in_row > 1)
 			backoff_sleep(pl, &pl->abort_bo);
 		return stopping(pl);

@@ -75,12 +75,14 @@ struct powerloop {
 	 * may end its hold unwatched (test_powerloop.c). */
 	void (*before_watch)(void *arg);
 	void *before_watch_arg;
-	/* The last look at holds the daemon learns of by message, not from a
-	 * region (logind's inhibitors, logind.c): called by the loop thread
-	 * with the lock held and the kernel armed, just before the suspend;
-	 * > 0 stops the attempt as a refused count would.  NULL: none. */
-	int (*last_look)(void *arg);
-	void *last_look_arg;
+	/* Awake sources (awake.h): what keeps the system awake besides the
+	 * clients' regions and daemon-owned holds.  The imminent alarm is
+	 * always there (powerloop_init); logind's last look and the display
+	 * are added by main.c. */
+	struct awake_source *sources[WL_MAX_SOURCES];
+	unsigned nsources;
+	unsigned sources_held;          /* how many held at the last look */
+	struct awake_source *alarm_src;
 	/* Step 6 by another way than the backend's state write (logind's
 	 * Suspend, logind.c): called like be->suspend by the loop thread,
 	 * lock held.  NULL: the backend. */

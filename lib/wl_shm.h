@@ -36,6 +36,7 @@
 
 #define WL_SHM_MAGIC 0x444b4c57u        /* "WLKD" little-endian */
 #define WL_ABI_MAJOR 6u                 /* incompatible layout changes */
+#define WL_MAX_SOURCES 8u
 #define WL_ABI_MINOR 0u                 /* compatible additions */
 /*
  * Sizing: 1024 clients x 128 holds.  A published hold entry is 64 bytes;
@@ -225,7 +226,18 @@ struct wl_shm_header {
 	 * which holds were taken after an attempt, however often they were
 	 * taken again before the daemon looked (docs/ledger.md). */
 	uint32_t attempt_epoch;
-	uint8_t reserved[252];
+	uint32_t policy_mode;   /* [policy] mode: 0 appliance, 1 phone */
+	uint32_t nsources;      /* awake sources[0..nsources) (daemon/awake.h) */
+	uint8_t reserved[244];
+	/* What keeps the system awake besides clients: each awake source's
+	 * name, whether it held at the daemon's last look and its state in
+	 * words ("display card0-Virtual-1 on"), for `wakelock status`. */
+	struct wl_shm_source {
+		char name[WAKELOCK_NAME_MAX];
+		char state[96];
+		uint32_t holding;
+		uint32_t pad;
+	} sources[WL_MAX_SOURCES];
 	/* watched[slot] != 0: the daemon waits for that client's last hold
 	 * to end, and the client must kick it (WL_OP_KICK on its connection)
 	 * when it does (lib/hold.c).  The value is a generation, new at each

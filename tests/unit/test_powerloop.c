@@ -19,6 +19,7 @@
 #include "daemon/powerloop.h"
 #include "fake_power.h"
 #include "harness.h"
+#include "daemon/awake.h"
 
 struct fx {
 	struct wl_shm_header *h;
@@ -520,6 +521,117 @@ static void test_busy_client_unwatched(void **st)
 	assert_int_equal(f->fp.suspends, 1);
 	f->regions[b] = NULL;
 	free(rb);
+}
+
+
+/* A synthetic awake source (daemon/awake.h) for the loop's rules. */
+struct tsrc {
+	struct awake_source s;
+	struct fx *f;
+	int hold_ms;             /* holding for this long after the first look */
+	uint64_t first;
+	int object;              /* last looks still to object */
+	int samples, samples_before_read, last_looks;
+	int (*read_count)(struct power_backend *be, unsigned *count);
+};
+
+static struct tsrc *TS;
+static int count_read;
+
+static int tsrc_read_count(struct power_backend *be, unsigned *count)
+{
+	count_read = 1;
+	return TS->read_count(be, count);
+}
+
+static void tsrc_sample(struct awake_source *s, uint64_t now, int force)
+{
+	struct tsrc *t = s->priv;
+
+	(void)force;
+	t->samples++;
+	t->samples_before_read += !count_read;
+	if (!t->first)
+		t->first = now;
+}
+
+static int tsrc_holding(struct awake_source *s, uint64_t now, uint64_t *until)
+{
+	struct tsrc *t = s->priv;
+	uint64_t end = t->first + (uint64_t)t->hold_ms * 1000000u;
+
+	if (now >= end)
+		return 0;
+	*until = end;
+	return 1;
+}
+
+static int tsrc_last_look(struct awake_source *s)
+{
+	struct tsrc *t = s->priv;
+
+	t->last_looks++;
+	return t->object-- > 0;
+}
+
+static void tsrc_add(struct fx *f, struct tsrc *t)
+{
+	t->f = f;
+	t->s.name = "test";
+	t->s.sample = tsrc_sample;
+	t->s.holding = tsrc_holding;
+	t->s.last_look = tsrc_last_look;
+	t->s.fd = -1;
+	t->s.priv = t;
+	TS = t;
+	count_read = 0;
+	t->read_count = f->fp.pub.read_count;
+	f->fp.pub.read_count = tsrc_read_count;
+	assert_int_equal(awake_add(&f->pl, &t->s), 0);
+}
+
+/*
+ * The ordering rule: the count is read before any source is sampled, and
+ * a source that objects at the last look (a display turned on after the
+ * look) stops the attempt there, counted as an abort; the next cycle
+ * suspends.
+ */
+static void test_source_last_look_aborts(void **st)
+{
+	struct fx *f = *st;
+	struct tsrc t = { .object = 1 };
+
+	tsrc_add(f, &t);
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(t.samples_before_read, 0);
+	assert_true(t.samples >= 2);
+	assert_int_equal(t.last_looks, 1);
+	assert_int_equal(f->fp.suspends, 0);
+	assert_int_equal(f->h->dstats.aborts, 1);
+	assert_int_equal(f->h->dstats.attempts, 0);
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->fp.suspends, 1);
+	assert_int_equal(t.last_looks, 2);
+	assert_string_equal(f->h->sources[f->pl.nsources - 1].name, "test");
+}
+
+/*
+ * A source that holds until a time: the loop waits for that time, with
+ * no watch and no spinning (a predicate-only input), then suspends.
+ */
+static void test_source_holds_until(void **st)
+{
+	struct fx *f = *st;
+	struct tsrc t = { .hold_ms = 300 };
+	uint64_t t0 = hd_now_ns();
+
+	tsrc_add(f, &t);
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_true(hd_now_ns() - t0 >= 290000000ull);
+	assert_int_equal(f->fp.suspends, 1);
+	/* Woken by its time once or twice, not spinning. */
+	assert_true(f->pl.wakeups <= 3);
+	assert_true(t.samples <= 8);
 }
 
 /* The hook between the look that found holders and the watch. */
@@ -1067,6 +1179,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_deny_wakes_waiter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_holder_watched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_busy_client_unwatched, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_source_last_look_aborts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_source_holds_until, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_release_before_watch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_hold_waits_unwatched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_wakes_waiter, setup, teardown),

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef WLD_AWAKE_H
+#define WLD_AWAKE_H
+
+/*
+ * Awake sources: the daemon's one extension point for "something keeps
+ * the system awake" besides the clients' holds (docs/design.md §3).  A
+ * source answers "holding? until when?", says how it wakes the loop (a
+ * descriptor in the loop's wait, or a time to be looked at again, or a
+ * kick from the main thread), gives a last look just before the state
+ * write, and names itself for `wakelock status` and the ledger.  Adding
+ * an input is one file that fills a struct awake_source, plus its
+ * registration (awake_add, daemon/main.c).
+ *
+ * Every callback runs on the power loop's thread.  Order of one look:
+ *   sample(now)              no lock held: read the inputs (sysfs, ...)
+ *   holding(now, &until)     segment lock held, no I/O: decide from the sample
+ * and, once per attempt, after the count is written (kernel armed):
+ *   last_look()              segment lock held: sample again, > 0 aborts
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct powerloop;
+
+struct awake_source {
+	const char *name;       /* a valid client name: it is shown like one */
+	/* Read the inputs (may be NULL).  force: the last look, or the fd
+	 * said something changed: no cached answer. */
+	void (*sample)(struct awake_source *s, uint64_t now, int force);
+	/* 1 if it keeps the system awake at now (may be NULL: never).
+	 * *until: when to look again at the latest, 0 for "only when
+	 * something wakes the loop" (a source that holds with 0 must have
+	 * an fd or be kicked when it lets go). */
+	int (*holding)(struct awake_source *s, uint64_t now, uint64_t *until);
+	/* The last look (may be NULL): > 0 stops the attempt. */
+	int (*last_look)(struct awake_source *s);
+	/* Readable: something changed (may be -1).  event() drains it. */
+	int fd;
+	void (*event)(struct awake_source *s);
+	/* Its state in words, for `wakelock status` (may be NULL). */
+	void (*describe)(struct awake_source *s, uint64_t now, char *buf, size_t len);
+	void *priv;
+};
+
+/* Register s with the loop (before the loop thread starts): 0, or
+ * -ENOSPC beyond WL_MAX_SOURCES. */
+int awake_add(struct powerloop *pl, struct awake_source *s);
+
+/* The loop's side (powerloop.c). */
+/* Sample every source (no lock held). */
+void awake_sample(struct powerloop *pl, int force);
+/* How many hold at now; *next lowered to the earliest until; their
+ * states published (segment lock held). */
+unsigned awake_holding(struct powerloop *pl, uint64_t now, uint64_t *next);
+/* The last look of every source (lock held): the first that objects, or
+ * NULL. */
+struct awake_source *awake_last_look(struct powerloop *pl);
+/* The wait's descriptors: fills up to max pollfds, returns how many. */
+struct pollfd;
+unsigned awake_pollfds(struct powerloop *pl, struct pollfd *p, unsigned max);
+/* After poll: call event() of the sources whose fd is readable. */
+void awake_events(struct powerloop *pl, const struct pollfd *p, unsigned n);
+
+/* display.c: the display as a source (phone policy, docs/policy.md). */
+struct awake_source *display_source_new(const char *root, unsigned off_delay_ms);
+void display_source_free(struct awake_source *s);
+
+#endif

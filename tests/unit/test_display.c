@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The display as an awake source (daemon/display.c, docs/policy.md), the
+ * real daemon on a fake /sys: DRM connectors' dpms, backlights' bl_power
+ * and brightness, the off delay, bad input counted as on, vanishing
+ * devices, the appliance policy, and `wakelock status`.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "harness.h"
+
+struct env {
+	struct hd d;
+};
+
+static void put(struct env *e, const char *rel, const char *data)
+{
+	char path[512], dir[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sys/class/%s", e->d.dir, rel);
+	snprintf(dir, sizeof(dir), "%s", path);
+	*strrchr(dir, '/') = 0;
+	for (char *p = dir + strlen(e->d.dir) + 1; (p = strchr(p, '/')); p++) {
+		*p = 0;
+		mkdir(dir, 0755);
+		*p = '/';
+	}
+	mkdir(dir, 0755);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(data, f);
+	fclose(f);
+}
+
+static uint64_t attempts(struct env *e)
+{
+	return __atomic_load_n(&hd_snap(&e->d)->dstats.attempts, __ATOMIC_SEQ_CST);
+}
+
+static int attempted(void *arg)
+{
+	return attempts(arg) > 0;
+}
+
+static int start(struct env *e, const char *const *extra)
+{
+	return hd_start(&e->d, extra);
+}
+
+static int setup(void **st)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	assert_int_equal(hd_prepare(&e->d), 0);
+	*st = e;
+	return 0;
+}
+
+static int teardown(void **st)
+{
+	struct env *e = *st;
+
+	hd_cleanup(&e->d);
+	free(e);
+	return 0;
+}
+
+static const char *const DELAY_1S[] = { "--display-off-delay-ms", "1000", NULL };
+
+/* No suspend for ms while the daemon runs. */
+static void no_attempt_for(struct env *e, unsigned ms)
+{
+	hd_sleep_ms(ms);
+	assert_int_equal(attempts(e), 0);
+}
+
+/* A connector that is on keeps the system awake (phone, the default);
+ * off, the first attempt comes after the off delay, not before. */
+static void test_connector_on_then_off(void **st)
+{
+	struct env *e = *st;
+	uint64_t t0;
+
+	put(e, "drm/card0-Virtual-1/dpms", "On\n");
+	put(e, "drm/card0/dev", "226:0\n");       /* a card, not a connector */
+	assert_int_equal(start(e, DELAY_1S), 0);
+	no_attempt_for(e, 2500);
+	{
+		const struct wl_shm_header *h = hd_snap(&e->d);
+		int seen = 0;
+
+		assert_int_equal(h->policy_mode, 1);
+		for (uint32_t i = 0; i < h->nsources; i++) {
+			if (strcmp(h->sources[i].name, "display"))
+				continue;
+			seen = 1;
+			assert_int_equal(h->sources[i].holding, 1);
+			assert_string_equal(h->sources[i].state, "display card0-Virtual-1 on");
+		}
+		assert_true(seen);
+	}
+	put(e, "drm/card0-Virtual-1/dpms", "Off\n");
+	t0 = hd_now_ns();
+	/* Seen within the 1 s re-check, then 1 s of delay. */
+	assert_true(hd_wait_for(attempted, e, 3300));
+	assert_true(hd_now_ns() - t0 >= 900000000ull);
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+/* A backlight: on with bl_power 0 and brightness > 0; off with
+ * brightness 0 or a blanking bl_power. */
+static void test_backlight(void **st)
+{
+	struct env *e = *st;
+
+	put(e, "backlight/panel/bl_power", "0\n");
+	put(e, "backlight/panel/brightness", "120\n");
+	assert_int_equal(start(e, (const char *const[]){ "--display-off-delay-ms", "0", NULL }),
+	                 0);
+	no_attempt_for(e, 1500);
+	put(e, "backlight/panel/brightness", "0\n");
+	assert_true(hd_wait_for(attempted, e, 2500));
+	put(e, "backlight/panel/brightness", "7\n");
+	put(e, "backlight/panel/bl_power", "4\n");              /* FB_BLANK_POWERDOWN */
+	hd_sleep_ms(1200);
+	assert_true(attempts(e) > 1);
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+static int log_has(struct env *e, const char *what)
+{
+	char buf[65536];
+	FILE *f = fopen(e->d.log, "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return strstr(buf, what) != NULL;
+}
+
+/* What cannot be read counts as on, logged once: garbage in dpms, in
+ * brightness, a dpms that is a directory. */
+static void test_bad_input_counts_as_on(void **st)
+{
+	struct env *e = *st;
+	char path[512];
+
+	put(e, "drm/card0-DSI-1/dpms", "\x01garbage\n");
+	assert_int_equal(start(e, NULL), 0);
+	no_attempt_for(e, 1500);
+	assert_true(log_has(e, "dpms of card0-DSI-1 is garbled: counted as on"));
+	put(e, "drm/card0-DSI-1/dpms", "Off\n");
+	put(e, "backlight/bl/bl_power", "0\n");
+	put(e, "backlight/bl/brightness", "bright\n");
+	no_attempt_for(e, 1500);
+	put(e, "backlight/bl/brightness", "0\n");
+	snprintf(path, sizeof(path), "%s/sys/class/drm/card0-DSI-1/dpms", e->d.dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0755), 0);          /* read fails: EISDIR */
+	no_attempt_for(e, 1500);
+	rmdir(path);
+	/* Now off everywhere (the connector without dpms is no connector). */
+	assert_true(hd_wait_for(attempted, e, 8000));
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+/* A connector that vanishes is gone, not on; no display at all holds
+ * nothing (and says so once). */
+static void test_vanishing_and_none(void **st)
+{
+	struct env *e = *st;
+	char path[512];
+
+	put(e, "drm/card1-HDMI-A-1/dpms", "On\n");
+	assert_int_equal(start(e, (const char *const[]){ "--display-off-delay-ms", "0", NULL }),
+	                 0);
+	no_attempt_for(e, 1200);
+	snprintf(path, sizeof(path), "%s/sys/class/drm/card1-HDMI-A-1/dpms", e->d.dir);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/sys/class/drm/card1-HDMI-A-1", e->d.dir);
+	assert_int_equal(rmdir(path), 0);
+	assert_true(hd_wait_for(attempted, e, 2500));
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+static void test_no_display(void **st)
+{
+	struct env *e = *st;
+
+	assert_int_equal(start(e, NULL), 0);
+	assert_true(hd_wait_for(attempted, e, 2000));
+	assert_true(log_has(e, "no DRM connector or backlight"));
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+/* The appliance policy: holds only, a display that is on does not count. */
+static void test_appliance_ignores_display(void **st)
+{
+	struct env *e = *st;
+
+	put(e, "drm/card0-Virtual-1/dpms", "On\n");
+	assert_int_equal(start(e, (const char *const[]){ "--policy", "appliance", NULL }), 0);
+	assert_true(hd_wait_for(attempted, e, 2000));
+	assert_int_equal(hd_snap(&e->d)->policy_mode, 0);
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+/* A policy this version lacks is refused clearly, not half-applied. */
+static void test_laptop_refused(void **st)
+{
+	struct env *e = *st;
+
+	assert_int_equal(start(e, (const char *const[]){ "--policy", "laptop", NULL }), -1);
+	assert_true(log_has(e, "laptop is not available yet"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_connector_on_then_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backlight, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_input_counts_as_on, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vanishing_and_none, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_display, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_appliance_ignores_display, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_laptop_refused, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
