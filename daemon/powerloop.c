@@ -594,135 +594,189 @@ static int wait_for_zero(struct powerloop *pl)
 	return 1;
 }
 
-int powerloop_cycle(struct powerloop *pl)
+/*
+ * One cycle is the steps below, each a function named after its step,
+ * and one way out of an attempt that does not suspend (end_attempt).
+ * Each step returns CONTINUE to go on to the next, or the cycle's result
+ * (0: cycle again, 1: stopping).
+ */
+#define CONTINUE (-1000)
+
+/* Why an attempt ends before the state write. */
+enum attempt_end {
+	END_STALE,         /* step 5 refused the count: an event since step 1 */
+	END_OBJECTED,      /* an awake source objected at the last look */
+	END_WRITE_FAILED,  /* step 5 failed otherwise (EBUSY: kernel autosleep) */
+	END_STOPPING,      /* a stop was requested */
+};
+
+/*
+ * The one end of an attempt that does not suspend: lock held and phase
+ * closed on entry (wait_for_zero's return), both released here.  Refusals
+ * and objections are the handshake doing its job: the first is retried at
+ * once, the next ones in a row back off (see the top of this file).
+ */
+static int end_attempt(struct powerloop *pl, enum attempt_end why, int err)
 {
 	struct wl_shm_header *hdr = pl->hdr;
-	struct power_params *p = &pl->params;
-	uint64_t m0, b0, m1, b1, asleep = 0;
-	struct ledger_alarm la;
-	struct awake_source *src;
-	char la_client[WAKELOCK_NAME_MAX], la_name[WAKELOCK_NAME_MAX];
-	int have_alarm = 0;
-	unsigned count;
-	int r, sr;
 
-	take_params(pl);
-	if (stopping(pl))
-		return 1;
-
-	/*
-	 * The pre-suspend hook runs before step 1, once no hold is active,
-	 * not between steps 1 and 5.  The handshake makes every wakeup event
-	 * after the read of step 1 abort the attempt.  A hook run after that
-	 * read would put whatever events the hook itself causes (it touches a
-	 * device, talks to the network, arms the RTC, is a wakeup source's
-	 * user) inside that window: the count write would be refused, the
-	 * retry would run the hook again, which would cause the event again,
-	 * and the system would never suspend.  Run before the read, the
-	 * hook's own events are part of the count we read (the read waits for
-	 * any it left in progress), and the attempt is aborted only by events
-	 * that come later, which is what race-freedom asks for: no event
-	 * after the snapshot is missed.  Holds are checked again under the
-	 * lock after the read, so a hold taken by the hook, or by someone it
-	 * told, still keeps the system awake.  A hook that leaves something
-	 * behind that keeps causing events meets the abort backoff above.
-	 * Never under the lock: hooks may take holds.
-	 */
-	if (p->pre_hook[0]) {
-		r = wait_for_zero(pl);
-		if (r)
-			return r;
-		wl_unlock(hdr);
-		open_phase(pl);
-		set_dstate(pl, WL_D_SUSPENDING);
-		/* A failed or killed hook (logged) does not stop the suspend:
-		 * a hook that wants the system awake takes a hold. */
-		run_hook(p->pre_hook, "pre-suspend", p->hook_timeout_ms);
-		if (stopping(pl))
-			return 1;
+	if (why == END_STALE || why == END_OBJECTED)
+		hdr->dstats.aborts++;
+	if (why == END_WRITE_FAILED) {
+		hdr->dstats.failures++;
+		count_errno(&hdr->dstats, err);
 	}
+	wl_unlock(hdr);
+	open_phase(pl);
+	switch (why) {
+	case END_STALE:
+	case END_OBJECTED:
+		if (++pl->aborts_in_row > 1)
+			backoff_sleep(pl, &pl->abort_bo);
+		return stopping(pl);
+	case END_WRITE_FAILED:
+		pl->aborts_in_row = 0;
+		backoff_reset(&pl->abort_bo);
+		log_error("writing wakeup_count: %s%s", strerror(err),
+		          err == EBUSY ? " (kernel autosleep is active?)" : "");
+		backoff_sleep(pl, &pl->bo);
+		return 0;
+	case END_STOPPING:
+		break;
+	}
+	return 1;
+}
 
-	/* 1. Blocks while the kernel has wakeup events in progress. */
+/*
+ * The pre-suspend hook runs before step 1, once no hold is active, not
+ * between steps 1 and 5.  The handshake makes every wakeup event after the
+ * read of step 1 abort the attempt.  A hook run after that read would put
+ * whatever events the hook itself causes (it touches a device, talks to
+ * the network, arms the RTC, is a wakeup source's user) inside that
+ * window: the count write would be refused, the retry would run the hook
+ * again, which would cause the event again, and the system would never
+ * suspend.  Run before the read, the hook's own events are part of the
+ * count we read (the read waits for any it left in progress), and the
+ * attempt is aborted only by events that come later, which is what
+ * race-freedom asks for.  Holds are checked again under the lock after
+ * the read, so a hold taken by the hook, or by someone it told, still
+ * keeps the system awake.  Never under the lock: hooks may take holds.
+ */
+static int step_pre_suspend_hook(struct powerloop *pl)
+{
+	const struct power_params *p = &pl->params;
+	int r;
+
+	if (!p->pre_hook[0])
+		return CONTINUE;
+	r = wait_for_zero(pl);
+	if (r)
+		return r;
+	wl_unlock(pl->hdr);
+	open_phase(pl);
+	set_dstate(pl, WL_D_SUSPENDING);
+	/* A failed or killed hook (logged) does not stop the suspend: a hook
+	 * that wants the system awake takes a hold. */
+	run_hook(p->pre_hook, "pre-suspend", p->hook_timeout_ms);
+	return stopping(pl) ? 1 : CONTINUE;
+}
+
+/* 1. Blocks while the kernel has wakeup events in progress.  Then what
+ * the kernel says of its wakeup sources: the state the attempt starts
+ * from (docs/ledger.md). */
+static int step_read_count(struct powerloop *pl, unsigned *count)
+{
+	int r;
+
 	set_dstate(pl, WL_D_READING);
-	r = pl->be->read_count(pl->be, &count);
+	r = pl->be->read_count(pl->be, count);
 	if (stopping(pl))
 		return 1;
 	if (r == -EINTR)
 		return 0;
 	if (r < 0) {
 		log_error("reading wakeup_count: %s", strerror(-r));
-		wl_lock(hdr);
-		hdr->dstats.read_errors++;
-		wl_unlock(hdr);
+		wl_lock(pl->hdr);
+		pl->hdr->dstats.read_errors++;
+		wl_unlock(pl->hdr);
 		backoff_sleep(pl, &pl->bo);
 		return 0;
 	}
-
-	/* What the kernel says of its wakeup sources now: any event after the
-	 * read of step 1 makes step 5 refuse the count or aborts the attempt,
-	 * so this is the state the attempt starts from (docs/ledger.md). */
 	if (pl->ledger)
 		wakesrc_take(pl->be, pl->ws_before);
+	return CONTINUE;
+}
 
-	/* 2, 3. */
-	r = wait_for_zero(pl);
-	if (r)
-		return r;
+/* 5. The count back, with the phase still closed (see the top of this
+ * file); then the last look of the awake sources, where nothing later
+ * can be missed by the kernel's side of the handshake. */
+static int step_write_count(struct powerloop *pl, unsigned count)
+{
+	struct awake_source *src;
+	int r = pl->be->write_count(pl->be, count);
 
-	/* 5. The phase stays closed (see the top of this file). */
-	r = pl->be->write_count(pl->be, count);
 	if (r == -EINVAL) {
-		/* A kernel event happened since step 1 (or one is in progress):
-		 * this is the handshake doing its job.  Retry, at once the first
-		 * time; step 1 blocks for as long as the event needs.  Further
-		 * refusals in a row back off (see the top of this file). */
-		hdr->dstats.aborts++;
-		wl_unlock(hdr);
-		open_phase(pl);
 		log_debug("wakeup_count %u stale, retrying", count);
-		if (++pl->aborts_in_row > 1)
-			backoff_sleep(pl, &pl->abort_bo);
-		return stopping(pl);
+		return end_attempt(pl, END_STALE, 0);
 	}
-	if (r < 0) {
-		pl->aborts_in_row = 0;
-		backoff_reset(&pl->abort_bo);
-		/* EBUSY here means kernel autosleep is active: not ours to fight. */
-		hdr->dstats.failures++;
-		count_errno(&hdr->dstats, -r);
-		wl_unlock(hdr);
-		open_phase(pl);
-		log_error("writing wakeup_count: %s%s", strerror(-r),
-		          r == -EBUSY ? " (kernel autosleep is active?)" : "");
-		backoff_sleep(pl, &pl->bo);
-		return 0;
-	}
-	/* No suspend starts once a stop was requested (it is set before
-	 * the kick that ends any wait). */
-	if (stopping(pl)) {
-		wl_unlock(hdr);
-		open_phase(pl);
-		return 1;
-	}
-	/* An awake source that changed since the look (a display turned
-	 * on; a logind inhibitor taken since the main thread's last news,
-	 * a hold that is only known by message) stops the attempt here, where
-	 * nothing later can be missed by the kernel's side of the handshake.
-	 * The mirrored hold follows by message; until it does, further
-	 * refusals back off as stale counts do. */
-	if ((src = awake_last_look(pl)) != NULL) {
-		hdr->dstats.aborts++;
-		wl_unlock(hdr);
-		open_phase(pl);
+	if (r < 0)
+		return end_attempt(pl, END_WRITE_FAILED, -r);
+	/* No suspend starts once a stop was requested (it is set before the
+	 * kick that ends any wait). */
+	if (stopping(pl))
+		return end_attempt(pl, END_STOPPING, 0);
+	/* A source that changed since the look (a display turned on, a
+	 * logind inhibitor the main thread has not heard of yet) stops the
+	 * attempt; its news follows, and refusals in a row back off. */
+	src = awake_last_look(pl);
+	if (src) {
 		log_debug("%s objected at the last look: not suspending", src->name);
-		if (++pl->aborts_in_row > 1)
-			backoff_sleep(pl, &pl->abort_bo);
-		return stopping(pl);
+		return end_attempt(pl, END_OBJECTED, 0);
 	}
 	pl->aborts_in_row = 0;
 	backoff_reset(&pl->abort_bo);
+	return CONTINUE;
+}
 
-	/* 6. */
+/* What one state write did. */
+struct attempt {
+	int sr;                     /* 0 or -errno of the state write */
+	uint64_t asleep;            /* ns */
+	int have_alarm;
+	struct ledger_alarm la;
+	char la_client[WAKELOCK_NAME_MAX], la_name[WAKELOCK_NAME_MAX];
+};
+
+/* The attempt's statistics once the state write returned (lock held). */
+static void count_attempt(struct powerloop *pl, struct attempt *at)
+{
+	struct wl_shm_header *hdr = pl->hdr;
+
+	if (at->sr == 0) {
+		hdr->dstats.successes++;
+		hdr->dstats.asleep_ns += at->asleep;
+		hdr->dstats.last_asleep_ns = at->asleep;
+		hdr->dstats.last_resume_rt = wl_now_real();
+		/* CLOCK_MONOTONIC stood still while asleep: re-derive the
+		 * offset clients stamp their activations with. */
+		wl_table_update_rt_offset(hdr);
+		if (pl->be->wake_reason)
+			pl->be->wake_reason(pl->be, hdr->dstats.last_wake, WL_WAKE_MAX);
+	} else {
+		hdr->dstats.failures++;
+		count_errno(&hdr->dstats, -at->sr);
+	}
+	if (pl->ledger)
+		at->have_alarm = armed_alarm(pl, &at->la, at->la_client, at->la_name);
+}
+
+/* 6. The state write (lock held, phase closed), then 4: the phase opens
+ * and acquires that waited go on. */
+static void step_suspend(struct powerloop *pl, struct attempt *at)
+{
+	struct wl_shm_header *hdr = pl->hdr;
+	uint64_t m0, b0, m1, b1;
+
 	set_dstate(pl, WL_D_SUSPENDING);
 	if (pl->be->before_suspend)
 		pl->be->before_suspend(pl->be);
@@ -737,56 +791,45 @@ int powerloop_cycle(struct powerloop *pl)
 	__atomic_store_n(&hdr->attempt_epoch, pl->claim_epoch, __ATOMIC_SEQ_CST);
 	m0 = pl->clk->mono_ns(pl->clk);
 	b0 = pl->clk->boot_ns(pl->clk);
-	sr = pl->suspend_via ? pl->suspend_via(pl->suspend_via_arg, p->state) :
-	     pl->be->suspend(pl->be, p->state);
+	at->sr = pl->suspend_via ? pl->suspend_via(pl->suspend_via_arg, pl->params.state) :
+	         pl->be->suspend(pl->be, pl->params.state);
 	m1 = pl->clk->mono_ns(pl->clk);
 	b1 = pl->clk->boot_ns(pl->clk);
 	if (pl->ledger)
-		ledger_attempt_returned(pl->ledger, sr, m1, b1);
+		ledger_attempt_returned(pl->ledger, at->sr, m1, b1);
 	/* Time asleep: CLOCK_BOOTTIME runs during suspend, MONOTONIC does not. */
-	if (b1 - m1 > b0 - m0)
-		asleep = (b1 - m1) - (b0 - m0);
-	if (sr == 0) {
-		hdr->dstats.successes++;
-		hdr->dstats.asleep_ns += asleep;
-		hdr->dstats.last_asleep_ns = asleep;
-		hdr->dstats.last_resume_rt = wl_now_real();
-		/* CLOCK_MONOTONIC stood still while asleep: re-derive the
-		 * offset clients stamp their activations with. */
-		wl_table_update_rt_offset(hdr);
-		if (pl->be->wake_reason)
-			pl->be->wake_reason(pl->be, hdr->dstats.last_wake, WL_WAKE_MAX);
-	} else {
-		hdr->dstats.failures++;
-		count_errno(&hdr->dstats, -sr);
-	}
-	if (pl->ledger)
-		have_alarm = armed_alarm(pl, &la, la_client, la_name);
+	at->asleep = b1 - m1 > b0 - m0 ? (b1 - m1) - (b0 - m0) : 0;
+	count_attempt(pl, at);
 	wl_unlock(hdr);
-	/* 4. */
 	open_phase(pl);
-	/* The cause, read outside the lock (up to 256 sources' files). */
+}
+
+/* After the attempt: its cause in the ledger (read outside the lock, up
+ * to 256 sources' files), the resume notifications, the hooks and the
+ * statistics file, then the grace period or the backoff. */
+static int step_after_attempt(struct powerloop *pl, struct attempt *at)
+{
+	const struct power_params *p = &pl->params;
+
 	if (pl->ledger) {
 		wakesrc_take(pl->be, pl->ws_after);
-		ledger_attempt_cause(pl->ledger, pl->ws_after, have_alarm ? &la : NULL);
+		ledger_attempt_cause(pl->ledger, pl->ws_after, at->have_alarm ? &at->la : NULL);
 		notify_resume(pl);
 	}
-
-	if (sr == 0)
+	if (at->sr == 0)
 		log_debug("resumed after %llu ms asleep (%s)",
-		          (unsigned long long)(asleep / 1000000u), hdr->dstats.last_wake);
+		          (unsigned long long)(at->asleep / 1000000u), pl->hdr->dstats.last_wake);
 	else
-		log_warn("suspend to %s failed: %s", p->state, strerror(-sr));
+		log_warn("suspend to %s failed: %s", p->state, strerror(-at->sr));
 	if (pl->after_cycle)
 		pl->after_cycle(pl, pl->arg);
-	if (sr == 0 && p->post_hook[0])
+	if (at->sr == 0 && p->post_hook[0])
 		run_hook(p->post_hook, "post-resume", p->hook_timeout_ms);
-
-	if (sr < 0 || (p->short_suspend_ms && asleep < (uint64_t)p->short_suspend_ms * 1000000u)) {
+	if (at->sr < 0 || (p->short_suspend_ms && at->asleep < (uint64_t)p->short_suspend_ms * 1000000u)) {
 		backoff_sleep(pl, &pl->bo);
 	} else {
 		backoff_reset(&pl->bo);
-		set_backoff_ms(hdr, 0);
+		set_backoff_ms(pl->hdr, 0);
 		if (p->min_awake_ms) {
 			/* Grace period: let user space react to whatever woke us. */
 			set_dstate(pl, WL_D_GRACE);
@@ -795,6 +838,28 @@ int powerloop_cycle(struct powerloop *pl)
 		}
 	}
 	return stopping(pl);
+}
+
+int powerloop_cycle(struct powerloop *pl)
+{
+	struct attempt at;
+	unsigned count;
+	int r;
+
+	take_params(pl);
+	if (stopping(pl))
+		return 1;
+	if ((r = step_pre_suspend_hook(pl)) != CONTINUE ||
+	    (r = step_read_count(pl, &count)) != CONTINUE)
+		return r;
+	/* 2, 3: returns with the lock held and the phase closed. */
+	if ((r = wait_for_zero(pl)) != 0)
+		return r;
+	if ((r = step_write_count(pl, count)) != CONTINUE)
+		return r;
+	memset(&at, 0, sizeof(at));
+	step_suspend(pl, &at);
+	return step_after_attempt(pl, &at);
 }
 
 int powerloop_run(struct powerloop *pl)
