@@ -65,6 +65,15 @@ struct awake_source *awake_last_look(struct powerloop *pl)
 	return NULL;
 }
 
+void awake_resumed(struct powerloop *pl, const struct wl_ledger_record *r)
+{
+	uint64_t now = wl_now_mono();
+
+	for (unsigned i = 0; i < pl->nsources; i++)
+		if (pl->sources[i]->resumed)
+			pl->sources[i]->resumed(pl->sources[i], r, now);
+}
+
 unsigned awake_pollfds(struct powerloop *pl, struct pollfd *p, unsigned max)
 {
 	unsigned n = 0;

@@ -22,6 +22,8 @@
 #include <stdint.h>
 
 struct powerloop;
+struct wl_ledger_record;
+struct ledger;
 
 struct awake_source {
 	const char *name;       /* a valid client name: it is shown like one */
@@ -38,6 +40,10 @@ struct awake_source {
 	/* Readable: something changed (may be -1).  event() drains it. */
 	int fd;
 	void (*event)(struct awake_source *s);
+	/* An attempt ended and its ledger record has its cause (may be
+	 * NULL; called without the lock): a source may hold for what woke
+	 * the system (wake_grace.c). */
+	void (*resumed)(struct awake_source *s, const struct wl_ledger_record *r, uint64_t now);
 	/* Its state in words, for `wakelock status` (may be NULL). */
 	void (*describe)(struct awake_source *s, uint64_t now, char *buf, size_t len);
 	void *priv;
@@ -61,6 +67,21 @@ struct pollfd;
 unsigned awake_pollfds(struct powerloop *pl, struct pollfd *p, unsigned max);
 /* After poll: call event() of the sources whose fd is readable. */
 void awake_events(struct powerloop *pl, const struct pollfd *p, unsigned n);
+
+/* After an attempt: each source's resumed() with the record (no lock). */
+void awake_resumed(struct powerloop *pl, const struct wl_ledger_record *r);
+
+/* wake_grace.c: a wake whose cause is a configured wakeup source or IRQ
+ * keeps the system awake that source's hold_after_wake_ms ([wake_grace]
+ * in wakelockd.conf), claimed in the ledger as "wakelockd/grace:NAME". */
+#define WAKE_GRACE_MAX 16
+struct wake_grace_rule {
+	char name[32];          /* a wakeup source's name, or "irq:N" */
+	unsigned ms;
+};
+struct awake_source *wake_grace_source_new(const struct wake_grace_rule *rules, unsigned n,
+                                           struct ledger *ledger);
+void wake_grace_source_free(struct awake_source *s);
 
 /* display.c: the display as a source (phone policy, docs/policy.md). */
 struct awake_source *display_source_new(const char *root, unsigned off_delay_ms);

@@ -745,6 +745,7 @@ struct attempt {
 	int have_alarm;
 	struct ledger_alarm la;
 	char la_client[WAKELOCK_NAME_MAX], la_name[WAKELOCK_NAME_MAX];
+	struct wl_ledger_record rec;    /* its record, once the cause is in */
 };
 
 /* The attempt's statistics once the state write returned (lock held). */
@@ -812,8 +813,15 @@ static int step_after_attempt(struct powerloop *pl, struct attempt *at)
 	const struct power_params *p = &pl->params;
 
 	if (pl->ledger) {
+		uint64_t seq;
+
 		wakesrc_take(pl->be, pl->ws_after);
 		ledger_attempt_cause(pl->ledger, pl->ws_after, at->have_alarm ? &at->la : NULL);
+		/* Sources that hold for what woke us see the record first, so
+		 * that their claim counts for this wake. */
+		seq = ledger_next_seq(pl->ledger);
+		if (seq > 1 && ledger_copy(pl->ledger, seq - 1, &at->rec, 1) == 1)
+			awake_resumed(pl, &at->rec);
 		notify_resume(pl);
 	}
 	if (at->sr == 0)

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "daemon/awake.h"
 #include "daemon/ledger.h"
 #include "daemon/power.h"
 #include "daemon/wakesrc.h"
@@ -367,6 +368,67 @@ static void test_cause_irq(void **st)
 	attempt(f, NULL);
 	r = last_rec(f);
 	assert_int_equal(r.cause & (WL_LC_IRQ | WL_LC_NO_IRQ_FILE), 0);
+}
+
+
+/*
+ * The wake grace (daemon/wake_grace.c): a wake whose record names a
+ * configured wakeup source (or whose wakeup IRQ is a configured one)
+ * keeps the system awake that rule's time, claimed in the ledger as
+ * wakelockd/grace:NAME; another cause, or an attempt that did not resume,
+ * holds nothing.
+ */
+static void test_wake_grace(void **st)
+{
+	struct fx *f = *st;
+	const struct wake_grace_rule rules[] = { { "ttyS1", 800 }, { "irq:9", 300 } };
+	struct awake_source *g = wake_grace_source_new(rules, 2, f->l);
+	struct wl_ledger_record r;
+	uint64_t now, until = 0;
+	char state[96];
+
+	assert_non_null(g);
+	full_kernel(f);
+	/* Woken by rtc0 only: no grace. */
+	during(f, "/sys/class/wakeup/wakeup0/wakeup_count", "2");
+	attempt(f, NULL);
+	r = last_rec(f);
+	now = f->clk.mono;
+	g->resumed(g, &r, now);
+	assert_int_equal(g->holding(g, now, &until), 0);
+	/* Woken by ttyS1 (the modem's port): 800 ms, claimed. */
+	during(f, "/sys/class/wakeup/wakeup1/wakeup_count", "1");
+	attempt(f, NULL);
+	r = last_rec(f);
+	assert_string_equal(r.sources[0], "ttyS1");
+	now = f->clk.mono;
+	g->resumed(g, &r, now);
+	assert_int_equal(g->holding(g, now, &until), 1);
+	assert_int_equal(until, now + 800 * MS);
+	assert_int_equal(g->holding(g, now + 799 * MS, &until), 1);
+	assert_int_equal(g->holding(g, now + 800 * MS, &until), 0);
+	g->describe(g, now + 200 * MS, state, sizeof(state));
+	assert_string_equal(state, "woken by ttyS1: awake 600 ms more");
+	r = last_rec(f);
+	assert_true(r.nclaims >= 1);
+	assert_string_equal(r.claims[0].client, "wakelockd");
+	assert_string_equal(r.claims[0].hold, "grace:ttyS1");
+	/* An abort that names it holds nothing. */
+	r.outcome = WL_LO_ABORTED;
+	g->resumed(g, &r, now + 900 * MS);
+	assert_int_equal(g->holding(g, now + 900 * MS, &until), 0);
+	/* By IRQ. */
+	memset(&r, 0, sizeof(r));
+	r.outcome = WL_LO_RESUMED;
+	r.cause = WL_LC_IRQ;
+	r.wakeup_irq = 9;
+	g->resumed(g, &r, now + 1000 * MS);
+	assert_int_equal(g->holding(g, now + 1000 * MS, &until), 1);
+	assert_int_equal(until, now + 1300 * MS);
+	r.wakeup_irq = 10;
+	g->resumed(g, &r, now + 2000 * MS);
+	assert_int_equal(g->holding(g, now + 2000 * MS, &until), 0);
+	wake_grace_source_free(g);
 }
 
 static void test_cause_sources(void **st)
@@ -1358,6 +1420,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_asleep_fallback_hw_sleep, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cause_irq, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cause_sources, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wake_grace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cause_sources_bounded, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cause_alarm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_files, setup, teardown),
