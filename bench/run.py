@@ -239,14 +239,106 @@ def host_phase(res, args):
             daemon.wait()
         log.close()
         shutil.rmtree(tmp, ignore_errors=True)
+    print('  host: power thread wake-ups with a display on, then off (awake sources)')
+    display_phase(res, args, wlbench)
+
+
+def fake_root(prefix):
+    """A fake root for wakelockd --root, as tests/unit/harness.c makes it:
+    <root>/sys/power/{wakeup_count,state,mem_sleep} and a private run dir
+    (mode 0700, ours)."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    os.makedirs(f'{tmp}/sys/power')
+    for name, text in (('wakeup_count', '7\n'), ('state', 'freeze mem disk\n'),
+                       ('mem_sleep', 's2idle [deep]\n')):
+        with open(f'{tmp}/sys/power/{name}', 'w') as f:
+            f.write(text)
+    os.mkdir(f'{tmp}/run', 0o700)
+    return tmp
+
+
+def start_daemon(bindir, tmp, extra, env, log):
+    d = subprocess.Popen([os.path.join(bindir, 'daemon/wakelockd'), '--foreground', '--root', tmp,
+                          '--run-dir', f'{tmp}/run', '--start-grace-ms', '0',
+                          '--min-awake-ms', '5', '--log-level', 'info'] + extra,
+                         env=env, stderr=log)
+    deadline = time.monotonic() + 10
+    while not os.path.exists(f'{tmp}/run/wakelockd.sock'):
+        if time.monotonic() > deadline or d.poll() is not None:
+            d.kill()
+            raise RuntimeError('host wakelockd did not start: ' + open(log.name).read())
+        time.sleep(0.02)
+    time.sleep(0.1)
+    return d
+
+
+def display_phase(res, args, wlbench):
+    """The display as an awake source (daemon/display.c): while a DRM
+    connector's dpms reads On the power thread looks again once a second;
+    while every display is off it should not wake at all.  The real
+    wakelockd on a fake root with one connector,
+    <root>/sys/class/drm/card0-Virtual-1/dpms, and one client holding (so
+    that it never suspends); `wlbench power-wakeups` counts the power
+    thread's context switches (/proc/PID/task/TID/status) over SECS:
+      display_on         started with the connector On
+      display_off_after  the same daemon, dpms written Off, measured from
+                         the end of display_off_delay_ms (+1.5 s)
+      display_off        a fresh daemon started with the connector Off"""
+    bindir = os.path.abspath(args.build)
+    secs = 3 if args.quick else 10
+    delay_ms = 5000          # WLD_DEFAULT_DISPLAY_OFF_DELAY_MS, given explicitly
+    for tag, first in (('on', 'On'), ('off', 'Off')):
+        tmp = fake_root('wlbench-disp-')
+        conn = f'{tmp}/sys/class/drm/card0-Virtual-1'
+        os.makedirs(conn)
+        with open(f'{conn}/dpms', 'w') as f:
+            f.write(first + '\n')
+        env = dict(os.environ, WAKELOCK_SOCKET=f'{tmp}/run/wakelockd.sock')
+        log = open(f'{tmp}/daemon.log', 'w')
+        d = None
+        try:
+            d = start_daemon(bindir, tmp, ['--display-off-delay-ms', str(delay_ms)], env, log)
+            env['WLBENCH_DAEMON_PID'] = str(d.pid)
+            cond = {'connector': 'card0-Virtual-1', 'dpms': first, 'seconds': secs,
+                    'off_delay_ms': delay_ms}
+
+            def measure(name, **more):
+                p = run([wlbench, 'power-wakeups', str(secs)], res, 'host', env, secs + 30)
+                f = res.figs.pop('host.power_wakeups', None)
+                if f:
+                    f.update(cond, **more)
+                    res.figs[f'host.{name}'] = f
+            measure(f'display_{tag}')
+            if tag == 'on':
+                # The same daemon: the display goes off.  The loop finds
+                # it off at its next look (<= 1 s), stays awake for the
+                # off delay, then should stop looking.
+                with open(f'{conn}/dpms', 'w') as f:
+                    f.write('Off\n')
+                time.sleep(delay_ms / 1000 + 1.5)
+                cond['dpms'] = 'On, then Off'
+                measure('display_off_after', wait_s=delay_ms / 1000 + 1.5)
+        finally:
+            if d:
+                d.send_signal(signal.SIGTERM)
+                try:
+                    d.wait(10)
+                except subprocess.TimeoutExpired:
+                    d.kill()
+                    d.wait()
+            log.close()
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def strace_react(res, args, wlbench, trace, env, dpid):
-    """How the daemon reacts to a release: the releaser writes the daemon's
-    eventfd, the power thread returns from poll() on it; counted here is how
-    often the next system call of that thread is a FUTEX_WAIT (it would
-    then be waiting for its own lock, held by the main thread): clients
-    hold no lock the daemon could wait for."""
+    """How the daemon reacts to a release: the releaser sends WL_OP_KICK on
+    its own connection, the daemon's main thread reads it and writes the
+    power loop's eventfd, the power thread returns from poll() on it;
+    counted here is how often the next system call of that thread is a
+    FUTEX_WAIT (it would then be waiting for its own lock, held by the
+    main thread): clients hold no lock the daemon could wait for.  A call
+    strace shows as "<unfinished ...>" and "resumed" (another thread ran
+    in between, as the main thread now does) is joined back together."""
     out = os.path.join(args.out, 'profile-react.strace')
     st = subprocess.Popen(['strace', '-f', '-tt', '-T', '-o', out, '-p', str(dpid)],
                           stderr=subprocess.DEVNULL)
@@ -264,13 +356,13 @@ def strace_react(res, args, wlbench, trace, env, dpid):
             continue
         tid, text = m.groups()
         if text.endswith('<unfinished ...>'):
-            pending[tid] = text[:-len('<unfinished ...>')]
+            pending[tid] = text[:-len('<unfinished ...>')].rstrip()
             continue
         r = re.match(r'<\.\.\. \w+ resumed>(.*)$', text)
         if r:
             text = pending.pop(tid, '') + r.group(1)
         calls.setdefault(tid, []).append(text)
-    woke = re.compile(r'poll\(\[\{fd=\d+, events=POLLIN\}\], 1, -?\d+\)\s*=\s*1')
+    woke = re.compile(r'poll\(\[\{fd=\d+, events=POLLIN\}.*?\], \d+, -?\d+\)\s*=\s*[1-9]')
     wakes = lock_waits = 0
     for seq in calls.values():
         for a, b in zip(seq, seq[1:] + ['']):
@@ -913,7 +1005,7 @@ def table(res):
             fw.get('p99'), 'us', 'OS wake-up latency, same run')
     pr = res.figs.get('host.profile_react')
     if pr:
-        add('  strace: woken by the eventfd, then waits for a lock', 'host',
+        add('  strace: power thread woken by its eventfd (the main thread\'s kick), then waits for a lock', 'host',
             f'{int(pr["then_lock_wait"])}/{int(pr["eventfd_wakeups"])}', None, 'wake-ups',
             'clients share no lock with the daemon; ' + pr['file'])
     # 5. idle
@@ -923,6 +1015,19 @@ def table(res):
             add('daemon context switches while a hold is held', where, f.get('median'), None, '/s',
                 f'{int(f.get("voluntary", 0))} vol + {int(f.get("nonvoluntary", 0))} invol in '
                 f'{fmt(f.get("seconds"))} s', '0', verdict(f.get('median', 1) == 0))
+    # 5b. the display as an awake source: the power thread's wake-ups
+    for key, label, target, ok in (
+            ('display_on', 'a display on (dpms On)', '<= 1 /s', lambda r: r <= 1.0),
+            ('display_off_after', 'the display turned off, after the off delay', '0', lambda r: r == 0),
+            ('display_off', 'every display off from the start (dpms Off)', '0', lambda r: r == 0)):
+        f = res.figs.get(f'host.{key}')
+        if f:
+            add(f'daemon wake-ups while a hold is held, {label}', 'host', f.get('median'), None, '/s',
+                f'power thread {int(f.get("voluntary", 0))} vol + {int(f.get("nonvoluntary", 0))} invol '
+                f'in {fmt(f.get("seconds"))} s (whole daemon {int(f.get("proc_voluntary", 0))} + '
+                f'{int(f.get("proc_nonvoluntary", 0))}); fake root, sys/class/drm/{f.get("connector")}/dpms '
+                f'{f.get("dpms")}, off delay {fmt(f.get("off_delay_ms"))} ms',
+                target, verdict(ok(f.get('median', 1e9)) if 'median' in f else None))
     # 6. energy (ACPI S3)
     for key, f in sorted(res.figs.items()):
         if key.startswith('guest.energy_cycle_cost_w'):

@@ -36,6 +36,9 @@
  *                                        /sys/power/state (trace_shim.so)
  *   wlbench idle SECONDS                 daemon context switches/s while a
  *                                        hold keeps the system awake
+ *   wlbench power-wakeups SECONDS        the power thread's context switches/s
+ *                                        (its wake-ups) while a hold is held;
+ *                                        displays set up by the caller
  *   wlbench bare-loop SECONDS            wakeup_count handshake + freeze, no
  *                                        daemon (the kernel's own limit)
  *   wlbench futex-wake N                 FUTEX_WAKE -> sleeper running (the
@@ -757,6 +760,139 @@ static int cmd_idle(double seconds)
 	return 0;
 }
 
+/* --- the power thread's wake-ups (awake sources) ------------------------- */
+
+/* One "Key:\t123" field of one thread, -1 if unreadable. */
+static long long task_field(pid_t pid, pid_t tid, const char *key)
+{
+	char path[96], line[256];
+	long long v = -1;
+	size_t kl = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, kl) && line[kl] == ':')
+			v = atoll(line + kl + 1);
+	fclose(f);
+	return v;
+}
+
+/* The thread's system call while blocked (/proc/.../syscall: its number
+ * first), -1 if running or unreadable. */
+static long task_syscall(pid_t pid, pid_t tid)
+{
+	char path[96], buf[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+		return -1;
+	buf[n] = 0;
+	return strtol(buf, NULL, 10);
+}
+
+/* The power thread: the daemon's only thread that waits in poll()
+ * (daemon/powerloop.c wait_kick; the main thread waits in epoll_wait, the
+ * descriptor closer in read).  0 if none is found (in up to 2 s). */
+static pid_t power_thread(pid_t pid)
+{
+	for (int tries = 0; tries < 200; tries++) {
+		char dir[64];
+		struct dirent *de;
+		pid_t found = 0;
+		int n = 0;
+		DIR *d;
+
+		snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+		if (!(d = opendir(dir)))
+			return 0;
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			long nr;
+
+			if (tid <= 0 || tid == pid)
+				continue;
+			nr = task_syscall(pid, tid);
+#ifdef SYS_poll
+			if (nr == SYS_poll) {
+				found = tid;
+				n++;
+			}
+#endif
+			if (nr == SYS_ppoll) {
+				found = tid;
+				n++;
+			}
+		}
+		closedir(d);
+		if (n == 1)
+			return found;
+		sleep_ms(10);
+	}
+	return 0;
+}
+
+/*
+ * wlbench power-wakeups SECONDS: how often the power thread wakes while a
+ * hold of this process keeps the system awake: its voluntary and
+ * involuntary context switches over SECONDS (each return from its poll()
+ * is one voluntary switch), and the whole daemon's, for comparison.  The
+ * conditions (the displays) are the caller's (bench/run.py).
+ */
+static int cmd_power_wakeups(double seconds)
+{
+	pid_t dpid = daemon_pid(), tid;
+	wakelock_client *c;
+	wakelock_hold *h;
+	long long v0, nv0, pv0, pnv0, v1, nv1, pv1, pnv1;
+	uint64_t t0, t1;
+	double s, rate;
+	int r;
+
+	if (dpid <= 0)
+		die("daemon pid", 0);
+	if ((r = wakelock_client_open(NULL, "bench-wakeups", &c)) < 0 ||
+	    (r = wakelock_hold_create(c, "h", &h)) < 0 || (r = wakelock_hold_acquire(h)) < 0)
+		die("client", r);
+	sleep_ms(300);   /* let the daemon settle into its wait */
+	tid = power_thread(dpid);
+	if (tid <= 0) {
+		fprintf(stderr, "wlbench: power-wakeups: no single daemon thread in poll()\n");
+		return 1;
+	}
+	t0 = wl_now_mono();
+	v0 = task_field(dpid, tid, "voluntary_ctxt_switches");
+	nv0 = task_field(dpid, tid, "nonvoluntary_ctxt_switches");
+	pv0 = task_field_sum(dpid, "voluntary_ctxt_switches");
+	pnv0 = task_field_sum(dpid, "nonvoluntary_ctxt_switches");
+	sleep_ms((unsigned)(seconds * 1000));
+	v1 = task_field(dpid, tid, "voluntary_ctxt_switches");
+	nv1 = task_field(dpid, tid, "nonvoluntary_ctxt_switches");
+	pv1 = task_field_sum(dpid, "voluntary_ctxt_switches");
+	pnv1 = task_field_sum(dpid, "nonvoluntary_ctxt_switches");
+	t1 = wl_now_mono();
+	if (v0 < 0 || v1 < 0)
+		die("power thread status", 0);
+	s = (double)(t1 - t0) / 1e9;
+	rate = (double)(v1 - v0) / s;
+	printf("BENCH power_wakeups n=1 median=%.2f p99=%.2f unit=per_s seconds=%.2f tid=%d"
+	       " voluntary=%lld nonvoluntary=%lld proc_voluntary=%lld proc_nonvoluntary=%lld\n",
+	       rate, rate, s, (int)tid, v1 - v0, nv1 - nv0, pv1 - pv0, pnv1 - pnv0);
+	fflush(stdout);
+	wakelock_client_close(c);
+	return 0;
+}
+
 static int cmd_cpu(void)
 {
 	pid_t dpid = daemon_pid();
@@ -926,6 +1062,8 @@ int main(int argc, char **argv)
 		return cmd_latency(atoi(argv[2]), argv[3]);
 	if (argc >= 3 && !strcmp(argv[1], "idle"))
 		return cmd_idle(atof(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "power-wakeups"))
+		return cmd_power_wakeups(atof(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "bare-loop"))
 		return cmd_bare(atof(argv[2]));
 	if (argc >= 2 && !strcmp(argv[1], "cpu"))
