@@ -179,7 +179,7 @@ void wl_client_timed_changed(wakelock_client *c, uint64_t now)
 			until = dl;
 	}
 	__atomic_store_n(&rg->timed_until, until, __ATOMIC_SEQ_CST);
-	if (until <= now && wl_region_untimed_idle(rg))
+	if (until <= now)
 		wl_client_released(c);
 }
 

@@ -224,9 +224,7 @@ int wakelock_hold_release(wakelock_hold *h)
 	/* Watched: the daemon waits for this client.  If nothing of it holds
 	 * any more, wake it, once per watch (threads releasing our last
 	 * holds at once: the later one sees them all at zero). */
-	if (d == 1 &&
-	    __atomic_load_n(__atomic_load_n(&c->watched, __ATOMIC_ACQUIRE), __ATOMIC_SEQ_CST) &&
-	    !wl_region_holding(c->region, wl_now_mono()))
+	if (d == 1)
 		wl_client_released(c);
 	return 0;
 }

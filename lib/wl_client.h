@@ -115,14 +115,24 @@ int wl_client_hold_request(wakelock_client *c, uint16_t op, const char *name, in
 /* Wake the daemon (it waits for holds to end): WL_OP_KICK on our
  * connection, without blocking. */
 void wl_client_kick(wakelock_client *c);
-/* Our last hold ended: kick the daemon if it watches us and we have not
- * kicked for this watch yet (the release half of wl_region.h). */
+/* A hold of ours went to zero: kick the daemon if it watches us, we
+ * have not kicked for this watch yet, and nothing of ours holds any more
+ * (the release half of wl_region.h).  In that order: a client that is
+ * not watched, or kicked already, pays one load, not the scan of its
+ * holds and a clock read. */
 static inline void wl_client_released(wakelock_client *c)
 {
 	uint32_t g = __atomic_load_n(__atomic_load_n(&c->watched, __ATOMIC_ACQUIRE),
 	                             __ATOMIC_SEQ_CST);
+	const struct wl_region *rg = c->region;
 
-	if (g && __atomic_exchange_n(&c->kicked_gen, g, __ATOMIC_RELAXED) != g)
+	if (!g || __atomic_load_n(&c->kicked_gen, __ATOMIC_RELAXED) == g)
+		return;
+	if (!wl_region_untimed_idle(rg) ||
+	    (__atomic_load_n(&rg->timed_until, __ATOMIC_SEQ_CST) &&
+	     wl_region_holding(rg, wl_now_mono())))
+		return;
+	if (__atomic_exchange_n(&c->kicked_gen, g, __ATOMIC_RELAXED) != g)
 		wl_client_kick(c);
 }
 /* The hold's region entry changed: recompute timed_until (timed_lock
