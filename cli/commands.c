@@ -180,7 +180,7 @@ int cmd_stats(const struct cli *cli)
 
 static const char *policy_name(uint32_t mode)
 {
-	return mode == 1 ? "phone" : mode == 0 ? "appliance" : "unknown";
+	return mode == 2 ? "laptop" : mode == 1 ? "phone" : mode == 0 ? "appliance" : "unknown";
 }
 
 int cmd_status(const struct cli *cli)

@@ -37,6 +37,8 @@ void config_defaults(struct wld_config *c)
 	 * the system awake unless the configuration says appliance. */
 	c->policy_mode = POLICY_PHONE;
 	c->display_off_delay_ms = WLD_DEFAULT_DISPLAY_OFF_DELAY_MS;
+	c->idle_timeout_ms = WLD_DEFAULT_IDLE_TIMEOUT_MS;
+	c->lid_closed = LID_SUSPEND;
 	c->alarm_timeout_ms = WLD_DEFAULT_ALARM_TIMEOUT_MS;
 	c->hook_timeout_ms = WLD_DEFAULT_HOOK_TIMEOUT_MS;
 	c->ledger_records = LEDGER_DEFAULT_CAP;
@@ -195,10 +197,20 @@ static const char *set_policy_mode(struct wld_config *c, const char *v)
 	else if (!strcmp(v, "appliance"))
 		c->policy_mode = POLICY_APPLIANCE;
 	else if (!strcmp(v, "laptop"))
-		return "laptop is not available yet (no user-activity, lid or power-supply "
-		       "sources in this version): use phone or appliance";
+		c->policy_mode = POLICY_LAPTOP;
 	else
-		return "expected phone or appliance";
+		return "expected phone, laptop or appliance";
+	return NULL;
+}
+
+static const char *set_lid_closed(struct wld_config *c, const char *v)
+{
+	if (!strcmp(v, "suspend"))
+		c->lid_closed = LID_SUSPEND;
+	else if (!strcmp(v, "ignore"))
+		c->lid_closed = LID_IGNORE;
+	else
+		return "expected suspend or ignore";
 	return NULL;
 }
 
@@ -237,6 +249,13 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 		return set_policy_mode(c, v);
 	if (KEY("policy", "display_off_delay_ms"))
 		return parse_uint(v, 3600000u, &c->display_off_delay_ms);
+	if (KEY("policy", "idle_timeout_ms")) {
+		/* 0 would let a laptop suspend between two key presses. */
+		const char *why = parse_uint(v, 86400000u, &c->idle_timeout_ms);
+		return why ? why : c->idle_timeout_ms ? NULL : "must be at least 1";
+	}
+	if (KEY("policy", "lid_closed"))
+		return set_lid_closed(c, v);
 	if (KEY("alarm", "timeout_ms"))
 		return parse_uint(v, 86400000u, &c->alarm_timeout_ms);
 	if (KEY("ledger", "records")) {
@@ -529,7 +548,7 @@ enum {
 	OPT_DENY, OPT_ROOT, OPT_RUN_DIR, OPT_SHM, OPT_BO_INIT, OPT_BO_MAX, OPT_BO_FACTOR,
 	OPT_SHORT, OPT_SYSLOG, OPT_CHECK, OPT_PRE, OPT_POST, OPT_NO_WAKE_REASONS,
 	OPT_ALARM_TIMEOUT, OPT_HOOK_TIMEOUT, OPT_LOGIND, OPT_START_GRACE, OPT_POLICY,
-	OPT_DISPLAY_OFF_DELAY,
+	OPT_DISPLAY_OFF_DELAY, OPT_IDLE_TIMEOUT, OPT_LID_CLOSED,
 };
 
 static const struct option opts[] = {
@@ -550,6 +569,8 @@ static const struct option opts[] = {
 	{ "logind", required_argument, NULL, OPT_LOGIND },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "display-off-delay-ms", required_argument, NULL, OPT_DISPLAY_OFF_DELAY },
+	{ "idle-timeout-ms", required_argument, NULL, OPT_IDLE_TIMEOUT },
+	{ "lid-closed", required_argument, NULL, OPT_LID_CLOSED },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
@@ -583,10 +604,15 @@ void config_usage(void)
 	       "      --alarm-timeout-ms N   release a fired alarm's hold after N ms (default 10000)\n"
 	       "      --logind MODE          off | inhibitors | suspend: logind's sleep inhibitors\n"
 	       "                             hold (default inhibitors); suspend: through logind\n"
-	       "      --policy MODE          phone | appliance: a display that is on keeps\n"
-	       "                             the system awake (phone, default) or not\n"
+	       "      --policy MODE          phone | laptop | appliance: a display that is on\n"
+	       "                             keeps the system awake (phone, default), and\n"
+	       "                             input activity and the lid (laptop), or not\n"
 	       "      --display-off-delay-ms N  awake N ms after the last display went off\n"
 	       "                             (default 5000)\n"
+	       "      --idle-timeout-ms N    laptop: awake N ms after the last input event\n"
+	       "                             (default 300000)\n"
+	       "      --lid-closed A         laptop: suspend | ignore: a closed lid stops the\n"
+	       "                             display and activity from holding (suspend)\n"
 	       "      --group NAME           group allowed to block suspend\n"
 	       "      --deny NAME            deny a client by name (repeatable)\n"
 	       "      --root DIR             prefix for /sys (tests)\n"
@@ -618,6 +644,8 @@ static const char *apply_opt(struct wld_config *c, int opt, const char *v)
 	case OPT_LOGIND: return apply_key(c, "logind", "mode", v);
 	case OPT_POLICY: return apply_key(c, "policy", "mode", v);
 	case OPT_DISPLAY_OFF_DELAY: return apply_key(c, "policy", "display_off_delay_ms", v);
+	case OPT_IDLE_TIMEOUT: return apply_key(c, "policy", "idle_timeout_ms", v);
+	case OPT_LID_CLOSED: return apply_key(c, "policy", "lid_closed", v);
 	case OPT_LOG_LEVEL: return apply_key(c, "log", "level", v);
 	case OPT_SYSLOG: c->use_syslog = 1; return NULL;
 	case OPT_STATS: return apply_key(c, "paths", "stats_file", v);

@@ -33,6 +33,8 @@ struct wld_config {
 	/* [policy] (docs/policy.md) */
 	int policy_mode;             /* enum policy_mode */
 	unsigned display_off_delay_ms; /* awake this long after the last display went off */
+	unsigned idle_timeout_ms;    /* laptop: awake this long after the last input event */
+	int lid_closed;              /* enum lid_action */
 	/* [logind] (docs/logind.md) */
 	int logind_mode;             /* enum logind_mode */
 	int logind_explicit;         /* set by the file or command line */
@@ -64,8 +66,11 @@ struct wld_config {
 
 enum config_result { CONFIG_OK = 0, CONFIG_ERROR = 1, CONFIG_EXIT = 2 };
 /* What keeps the system awake besides holds (docs/policy.md). */
-enum policy_mode { POLICY_APPLIANCE = 0, POLICY_PHONE = 1 };
+enum policy_mode { POLICY_APPLIANCE = 0, POLICY_PHONE = 1, POLICY_LAPTOP = 2 };
+/* What a closed lid does (laptop): the presence sources stop holding, or not. */
+enum lid_action { LID_SUSPEND = 0, LID_IGNORE = 1 };
 #define WLD_DEFAULT_DISPLAY_OFF_DELAY_MS 5000u
+#define WLD_DEFAULT_IDLE_TIMEOUT_MS 300000u
 
 /*
  * Build the configuration: defaults, then the file (--config or the

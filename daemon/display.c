@@ -31,6 +31,7 @@
 #include "lib/wl_shm.h"
 #include "awake.h"
 #include "log.h"
+#include "presence.h"
 
 #define RECHECK_NS 1000000000ull      /* while on: look again within 1 s */
 #define CACHE_NS 100000000ull         /* looks closer than this reuse a sample */
@@ -184,6 +185,9 @@ static int holding(struct awake_source *s, uint64_t now, uint64_t *until)
 {
 	struct display *d = s->priv;
 
+	/* A closed lid: nobody looks at it (laptop, presence.h). */
+	if (presence_suppressed)
+		return 0;
 	if (d->on) {
 		*until = now + RECHECK_NS;
 		return 1;
@@ -203,7 +207,7 @@ static int last_look(struct awake_source *s)
 	sample(s, now, 1);
 	if (d->on)
 		log_debug("display %s turned on at the last look: not suspending", d->which);
-	return d->on || in_delay(d, now);
+	return !presence_suppressed && (d->on || in_delay(d, now));
 }
 
 static void event(struct awake_source *s)
@@ -234,6 +238,8 @@ static void describe(struct awake_source *s, uint64_t now, char *buf, size_t len
 		snprintf(buf, len, "display off");
 	else
 		snprintf(buf, len, "no display");
+	if (presence_suppressed && (d->on || in_delay(d, now)))
+		snprintf(buf + strlen(buf), len - strlen(buf), " (lid closed: not holding)");
 }
 
 static int uevent_socket(void)

@@ -26,6 +26,7 @@
 #include "daemon.h"
 #include "logind.h"
 #include "log.h"
+#include "presence.h"
 #include "sdnotify.h"
 #include "lib/wl_region.h"
 #include "ledger.h"
@@ -148,6 +149,8 @@ static void *power_main(void *arg)
  * the pid file is created under that descriptor.
  */
 static int run_dir_fd = -1;
+/* [policy] mode = laptop: input activity and the lid, else NULL. */
+static struct awake_source *activity;
 
 static int trusted_dir(int fd, const char *path, int last, char *err, size_t errlen)
 {
@@ -425,7 +428,7 @@ static int start(struct daemon *d, char *err, size_t errlen)
 	d->logind_src.priv = d;
 	awake_add(&d->pl, &d->logind_src);
 	d->seg.hdr->policy_mode = (uint32_t)d->cfg.policy_mode;
-	if (d->cfg.policy_mode == POLICY_PHONE) {
+	if (d->cfg.policy_mode == POLICY_PHONE || d->cfg.policy_mode == POLICY_LAPTOP) {
 		d->display = display_source_new(d->cfg.root[0] ? d->cfg.root : "/",
 		                                d->cfg.display_off_delay_ms);
 		if (!d->display) {
@@ -433,6 +436,17 @@ static int start(struct daemon *d, char *err, size_t errlen)
 			return -ENOMEM;
 		}
 		awake_add(&d->pl, d->display);
+	}
+	/* Laptop: a person at the keys, and the lid (daemon/activity.c). */
+	if (d->cfg.policy_mode == POLICY_LAPTOP) {
+		activity = activity_source_new(d->cfg.root[0] ? d->cfg.root : "/",
+		                               d->cfg.idle_timeout_ms, d->cfg.lid_closed);
+		if (!activity) {
+			snprintf(err, errlen, "activity source: %s", strerror(errno));
+			return -ENOMEM;
+		}
+		awake_add(&d->pl, activity);
+		awake_add(&d->pl, activity_lid_source(activity));
 	}
 	d->pl.suspend_via = logind_suspend;
 	d->pl.suspend_via_arg = d;
@@ -502,6 +516,7 @@ static void stop(struct daemon *d)
 	real_clock_free(d->clk);
 	sysfs_close(d->be);
 	display_source_free(d->display);
+	activity_source_free(activity);
 	if (!keep_pid_file)
 		unlink_pidfile();
 	close(d->pid_fd);

@@ -219,13 +219,14 @@ static void test_appliance_ignores_display(void **st)
 	assert_int_equal(hd_stop(&e->d), 0);
 }
 
-/* A policy this version lacks is refused clearly, not half-applied. */
-static void test_laptop_refused(void **st)
+/* A policy this version does not know is refused clearly, not
+ * half-applied (laptop: tests/unit/test_activity.c). */
+static void test_unknown_policy_refused(void **st)
 {
 	struct env *e = *st;
 
-	assert_int_equal(start(e, (const char *const[]){ "--policy", "laptop", NULL }), -1);
-	assert_true(log_has(e, "laptop is not available yet"));
+	assert_int_equal(start(e, (const char *const[]){ "--policy", "desktop", NULL }), -1);
+	assert_true(log_has(e, "expected phone, laptop or appliance"));
 }
 
 int main(void)
@@ -237,7 +238,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vanishing_and_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_display, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_appliance_ignores_display, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_laptop_refused, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_policy_refused, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
