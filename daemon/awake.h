@@ -76,12 +76,17 @@ void awake_resumed(struct powerloop *pl, const struct wl_ledger_record *r);
  * in wakelockd.conf), claimed in the ledger as "wakelockd/grace:NAME". */
 #define WAKE_GRACE_MAX 16
 struct wake_grace_rule {
-	char name[32];          /* a wakeup source's name, or "irq:N" */
+	char name[32];          /* a wakeup source's name, or "irq/N" */
 	unsigned ms;
 };
 struct awake_source *wake_grace_source_new(const struct wake_grace_rule *rules, unsigned n,
                                            struct ledger *ledger);
 void wake_grace_source_free(struct awake_source *s);
+
+/* power_supply.c: mains/USB online keeps the system awake with
+ * never_on_ac ([policy] on_ac = never); batteries shown in status. */
+struct awake_source *power_supply_source_new(const char *root, int never_on_ac);
+void power_supply_source_free(struct awake_source *s);
 
 /* display.c: the display as a source (phone policy, docs/policy.md). */
 struct awake_source *display_source_new(const char *root, unsigned off_delay_ms);

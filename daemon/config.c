@@ -214,6 +214,41 @@ static const char *set_lid_closed(struct wld_config *c, const char *v)
 	return NULL;
 }
 
+/* [wake_grace] NAME = MS: NAME a wakeup source's name as the kernel shows
+ * it in /sys/class/wakeup (letters, digits, '.', '-', '_'), or irq/N (a
+ * '/' is in no sysfs name; ':' would end the key for the INI parser); a
+ * name given twice takes the later time. */
+static const char *add_grace(struct wld_config *c, const char *name, const char *v)
+{
+	unsigned ms, k;
+	const char *why = parse_uint(v, 600000u, &ms);
+
+	if (why)
+		return why;
+	if (!*name || strlen(name) >= sizeof(c->grace[0].name))
+		return "a wakeup source name of 1 to 31 characters";
+	if (!strncmp(name, "irq/", 4)) {
+		char *end;
+
+		if (!isdigit((unsigned char)name[4]) || (strtoul(name + 4, &end, 10), *end))
+			return "irq/N with N an interrupt number";
+	} else {
+		for (const char *p = name; *p; p++)
+			if (!isalnum((unsigned char)*p) && !strchr(".-_", *p))
+				return "a wakeup source name has letters, digits, '.', '-' and '_' "
+				       "only (or irq/N)";
+	}
+	for (k = 0; k < c->ngrace && strcmp(c->grace[k].name, name); k++)
+		;
+	if (k == WAKE_GRACE_MAX)
+		return "too many [wake_grace] rules (16 at most)";
+	snprintf(c->grace[k].name, sizeof(c->grace[k].name), "%s", name);
+	c->grace[k].ms = ms;
+	if (k == c->ngrace)
+		c->ngrace++;
+	return NULL;
+}
+
 /* One key of one section: shared by the file and the command line. */
 static const char *apply_key(struct wld_config *c, const char *sec, const char *key,
                              const char *v)
@@ -256,6 +291,18 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 	}
 	if (KEY("policy", "lid_closed"))
 		return set_lid_closed(c, v);
+	if (KEY("policy", "on_ac")) {
+		if (!strcmp(v, "opportunistic") || !strcmp(v, "never")) {
+			c->never_on_ac = !strcmp(v, "never");
+			return NULL;
+		}
+		if (!strcmp(v, "idle"))
+			return "idle is not available yet (one idle_timeout_ms for battery and AC): "
+			       "use opportunistic or never";
+		return "expected opportunistic or never";
+	}
+	if (!strcmp(sec, "wake_grace"))
+		return add_grace(c, key, v);
 	if (KEY("alarm", "timeout_ms"))
 		return parse_uint(v, 86400000u, &c->alarm_timeout_ms);
 	if (KEY("ledger", "records")) {
@@ -548,7 +595,7 @@ enum {
 	OPT_DENY, OPT_ROOT, OPT_RUN_DIR, OPT_SHM, OPT_BO_INIT, OPT_BO_MAX, OPT_BO_FACTOR,
 	OPT_SHORT, OPT_SYSLOG, OPT_CHECK, OPT_PRE, OPT_POST, OPT_NO_WAKE_REASONS,
 	OPT_ALARM_TIMEOUT, OPT_HOOK_TIMEOUT, OPT_LOGIND, OPT_START_GRACE, OPT_POLICY,
-	OPT_DISPLAY_OFF_DELAY, OPT_IDLE_TIMEOUT, OPT_LID_CLOSED,
+	OPT_DISPLAY_OFF_DELAY, OPT_ON_AC, OPT_WAKE_GRACE, OPT_IDLE_TIMEOUT, OPT_LID_CLOSED,
 };
 
 static const struct option opts[] = {
@@ -569,6 +616,8 @@ static const struct option opts[] = {
 	{ "logind", required_argument, NULL, OPT_LOGIND },
 	{ "policy", required_argument, NULL, OPT_POLICY },
 	{ "display-off-delay-ms", required_argument, NULL, OPT_DISPLAY_OFF_DELAY },
+	{ "on-ac", required_argument, NULL, OPT_ON_AC },
+	{ "wake-grace", required_argument, NULL, OPT_WAKE_GRACE },
 	{ "idle-timeout-ms", required_argument, NULL, OPT_IDLE_TIMEOUT },
 	{ "lid-closed", required_argument, NULL, OPT_LID_CLOSED },
 	{ "foreground", no_argument, NULL, 'f' },
@@ -609,6 +658,8 @@ void config_usage(void)
 	       "                             input activity and the lid (laptop), or not\n"
 	       "      --display-off-delay-ms N  awake N ms after the last display went off\n"
 	       "                             (default 5000)\n"
+	       "      --on-ac MODE           opportunistic | never: awake while on AC\n"
+	       "      --wake-grace NAME=MS   awake MS after a wake by wakeup source NAME (or irq/N)\n"
 	       "      --idle-timeout-ms N    laptop: awake N ms after the last input event\n"
 	       "                             (default 300000)\n"
 	       "      --lid-closed A         laptop: suspend | ignore: a closed lid stops the\n"
@@ -644,6 +695,16 @@ static const char *apply_opt(struct wld_config *c, int opt, const char *v)
 	case OPT_LOGIND: return apply_key(c, "logind", "mode", v);
 	case OPT_POLICY: return apply_key(c, "policy", "mode", v);
 	case OPT_DISPLAY_OFF_DELAY: return apply_key(c, "policy", "display_off_delay_ms", v);
+	case OPT_ON_AC: return apply_key(c, "policy", "on_ac", v);
+	case OPT_WAKE_GRACE: {
+		char name[64];
+		const char *eq = strchr(v, '=');
+
+		if (!eq || (size_t)(eq - v) >= sizeof(name))
+			return "expected NAME=MS";
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - v), v);
+		return apply_key(c, "wake_grace", name, eq + 1);
+	}
 	case OPT_IDLE_TIMEOUT: return apply_key(c, "policy", "idle_timeout_ms", v);
 	case OPT_LID_CLOSED: return apply_key(c, "policy", "lid_closed", v);
 	case OPT_LOG_LEVEL: return apply_key(c, "log", "level", v);

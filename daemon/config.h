@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 #include "wakelock.h"
+#include "awake.h"
 
 #define WLD_MAX_DENY 64
 #define WLD_DEFAULT_CONFIG "/etc/wakelockd.conf"
@@ -35,6 +36,10 @@ struct wld_config {
 	unsigned display_off_delay_ms; /* awake this long after the last display went off */
 	unsigned idle_timeout_ms;    /* laptop: awake this long after the last input event */
 	int lid_closed;              /* enum lid_action */
+	int never_on_ac;             /* on_ac = never: awake while mains or USB is online */
+	/* [wake_grace]: NAME = MS (daemon/wake_grace.c) */
+	struct wake_grace_rule grace[WAKE_GRACE_MAX];
+	unsigned ngrace;
 	/* [logind] (docs/logind.md) */
 	int logind_mode;             /* enum logind_mode */
 	int logind_explicit;         /* set by the file or command line */

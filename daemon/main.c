@@ -118,6 +118,9 @@ static int logind_src_last_look(struct awake_source *s)
 	return logind_last_look(s->priv);
 }
 
+/* Sources that live as long as the daemon (freed at stop). */
+static struct awake_source *power, *grace;
+
 static void *power_main(void *arg)
 {
 	struct daemon *d = arg;
@@ -448,6 +451,26 @@ static int start(struct daemon *d, char *err, size_t errlen)
 		awake_add(&d->pl, activity);
 		awake_add(&d->pl, activity_lid_source(activity));
 	}
+	/* The power supply: holds with on_ac = never; shown in every mode
+	 * but appliance. */
+	if (d->cfg.never_on_ac || d->cfg.policy_mode != POLICY_APPLIANCE) {
+		power = power_supply_source_new(d->cfg.root[0] ? d->cfg.root : "/",
+		                                d->cfg.never_on_ac);
+		if (!power) {
+			snprintf(err, errlen, "power supply source: out of memory");
+			return -ENOMEM;
+		}
+		awake_add(&d->pl, power);
+	}
+	/* A wake that needs time to deliver (daemon/wake_grace.c). */
+	if (d->cfg.ngrace) {
+		grace = wake_grace_source_new(d->cfg.grace, d->cfg.ngrace, d->ledger);
+		if (!grace) {
+			snprintf(err, errlen, "wake grace: out of memory");
+			return -ENOMEM;
+		}
+		awake_add(&d->pl, grace);
+	}
 	d->pl.suspend_via = logind_suspend;
 	d->pl.suspend_via_arg = d;
 	/* Every start, not only after an unclean exit: the pid file that
@@ -516,6 +539,8 @@ static void stop(struct daemon *d)
 	real_clock_free(d->clk);
 	sysfs_close(d->be);
 	display_source_free(d->display);
+	power_supply_source_free(power);
+	wake_grace_source_free(grace);
 	activity_source_free(activity);
 	if (!keep_pid_file)
 		unlink_pidfile();

@@ -6,7 +6,7 @@
  * suspend again at once: the phone wakes but does not ring.  A rule
  * `NAME = MS` in [wake_grace] keeps the system awake MS after a wake whose
  * ledger record names NAME among the wakeup sources that moved (or whose
- * wakeup IRQ is N, for "irq:N").  The grace is claimed in the ledger as
+ * wakeup IRQ is N, for "irq/N").  The grace is claimed in the ledger as
  * "wakelockd/grace:NAME", so `wakelock wakes` shows who kept it awake.
  */
 #include <stdio.h>
@@ -35,7 +35,7 @@ static const struct wake_grace_rule *match(const struct grace *g,
 		const struct wake_grace_rule *rule = &g->rules[k];
 		int irq;
 
-		if (sscanf(rule->name, "irq:%d", &irq) == 1) {
+		if (sscanf(rule->name, "irq/%d", &irq) == 1) {
 			if ((r->cause & WL_LC_IRQ) && r->wakeup_irq == irq)
 				return rule;
 			continue;

@@ -119,6 +119,39 @@ static void test_file_errors(void **st)
 }
 
 
+
+/* [wake_grace] NAME = MS rules and [policy] on_ac, from the file and the
+ * command line, and their errors. */
+static void test_wake_grace_and_on_ac(void **st)
+{
+	struct wld_config c;
+	char err[512] = "";
+
+	(void)st;
+	write_conf("[wake_grace]\ngpio-keys = 8000\nirq/45 = 3000\ngpio-keys = 9000\n"
+	           "[policy]\non_ac = never\n");
+	assert_int_equal(build(&c, err, "--config", conf_path, "--wake-grace", "1-1.2=4000", NULL),
+	                 CONFIG_OK);
+	unlink(conf_path);
+	assert_int_equal(c.ngrace, 3);
+	assert_string_equal(c.grace[0].name, "gpio-keys");
+	assert_int_equal(c.grace[0].ms, 9000);              /* the later one */
+	assert_string_equal(c.grace[1].name, "irq/45");
+	assert_string_equal(c.grace[2].name, "1-1.2");
+	assert_int_equal(c.grace[2].ms, 4000);
+	assert_int_equal(c.never_on_ac, 1);
+	expect_error("[wake_grace]\nmodem = soon\n", ":2: [wake_grace] modem: expected a non-negative integer");
+	expect_error("[wake_grace]\nmo dem = 5\n", "letters, digits");
+	expect_error("[wake_grace]\nirq/x = 5\n", "irq/N with N an interrupt number");
+	expect_error("[wake_grace]\nmodem = 600001\n", "value too large");
+	expect_error("[policy]\non_ac = sometimes\n", "expected opportunistic or never");
+	expect_error("[wake_grace]\na0 = 1\na1 = 1\na2 = 1\na3 = 1\na4 = 1\na5 = 1\na6 = 1\n"
+	             "a7 = 1\na8 = 1\na9 = 1\nb0 = 1\nb1 = 1\nb2 = 1\nb3 = 1\nb4 = 1\nb5 = 1\n"
+	             "b6 = 1\n", ":18: [wake_grace] b6: too many");
+	assert_int_equal(build(&c, err, "--wake-grace", "nonsense", NULL), CONFIG_ERROR);
+	assert_non_null(strstr(err, "expected NAME=MS"));
+}
+
 static void expect_error_in(const char *err, const char *needle)
 {
 	if (!strstr(err, needle))
@@ -490,6 +523,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_file_and_override),
 		cmocka_unit_test(test_file_errors),
+		cmocka_unit_test(test_wake_grace_and_on_ac),
 		cmocka_unit_test(test_option_errors),
 		cmocka_unit_test(test_alarm_timeout),
 		cmocka_unit_test(test_long_lines),

@@ -229,6 +229,64 @@ static void test_unknown_policy_refused(void **st)
 	assert_true(log_has(e, "expected phone, laptop or appliance"));
 }
 
+
+/* The power supply (daemon/power_supply.c): on_ac = never keeps the
+ * system awake while a mains or USB supply is online; a garbled online
+ * counts as online; the battery is shown, with or without capacity. */
+static void test_power_supply_on_ac_never(void **st)
+{
+	struct env *e = *st;
+	const struct wl_shm_header *h;
+	int seen = 0;
+
+	put(e, "power_supply/AC/type", "Mains\n");
+	put(e, "power_supply/AC/online", "1\n");
+	put(e, "power_supply/BAT0/type", "Battery\n");
+	put(e, "power_supply/BAT0/capacity", "80\n");
+	assert_int_equal(start(e, (const char *const[]){ "--on-ac", "never", "--policy",
+	                                                 "appliance", NULL }), 0);
+	no_attempt_for(e, 1200);
+	h = hd_snap(&e->d);
+	for (uint32_t i = 0; i < h->nsources; i++) {
+		if (strcmp(h->sources[i].name, "power"))
+			continue;
+		seen = 1;
+		assert_int_equal(h->sources[i].holding, 1);
+		assert_string_equal(h->sources[i].state,
+		                    "ac online, battery BAT0 80 % (on_ac = never)");
+	}
+	assert_true(seen);
+	put(e, "power_supply/AC/online", "yes\n");             /* garbled: online */
+	no_attempt_for(e, 800);
+	assert_true(log_has(e, "power supply AC: online is garbled: counted as online"));
+	put(e, "power_supply/AC/online", "0\n");
+	assert_true(hd_wait_for(attempted, e, 2000));
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+/* on_ac values: opportunistic (default) ignores AC; idle is not there yet. */
+static void test_power_supply_opportunistic(void **st)
+{
+	struct env *e = *st;
+
+	put(e, "power_supply/usb/type", "USB\n");
+	put(e, "power_supply/usb/online", "1\n");
+	put(e, "power_supply/bat/type", "Battery\n");
+	assert_int_equal(start(e, NULL), 0);
+	assert_true(hd_wait_for(attempted, e, 2000));
+	{
+		const struct wl_shm_header *h = hd_snap(&e->d);
+
+		for (uint32_t i = 0; i < h->nsources; i++)
+			if (!strcmp(h->sources[i].name, "power"))
+				assert_string_equal(h->sources[i].state,
+				                    "ac online, battery bat (no capacity)");
+	}
+	assert_int_equal(hd_stop(&e->d), 0);
+	assert_int_equal(start(e, (const char *const[]){ "--on-ac", "idle", NULL }), -1);
+	assert_true(log_has(e, "idle is not available yet"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +296,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vanishing_and_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_display, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_appliance_ignores_display, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_power_supply_on_ac_never, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_power_supply_opportunistic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_policy_refused, setup, teardown),
 	};
 

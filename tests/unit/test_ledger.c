@@ -381,7 +381,7 @@ static void test_cause_irq(void **st)
 static void test_wake_grace(void **st)
 {
 	struct fx *f = *st;
-	const struct wake_grace_rule rules[] = { { "ttyS1", 800 }, { "irq:9", 300 } };
+	const struct wake_grace_rule rules[] = { { "ttyS1", 800 }, { "irq/9", 300 } };
 	struct awake_source *g = wake_grace_source_new(rules, 2, f->l);
 	struct wl_ledger_record r;
 	uint64_t now, until = 0;
