@@ -8,7 +8,8 @@
  *
  * How it wakes the loop: the kernel sends a uevent when a supply changes
  * (plugged, unplugged, a step of capacity), so the source re-reads on the
- * uevent socket and never polls; without uevents it re-reads at each look.
+ * uevent socket and never polls; without uevents it re-reads at each look,
+ * and while it holds it asks for a look every second.
  * A supply whose `online` cannot be read counts as online (awake), logged
  * once; a battery without `capacity` is shown as such.
  */
@@ -111,13 +112,19 @@ static void sample(struct awake_source *s, uint64_t now, int force)
 	closedir(dp);
 }
 
+/* Without uevents (no netlink socket: a sandbox, a test root) nothing
+ * tells of the charger going: look again within a second while holding. */
+#define RECHECK_NS 1000000000ull
+
 static int holding(struct awake_source *s, uint64_t now, uint64_t *until)
 {
 	struct supply *p = s->priv;
 
-	(void)now;
-	(void)until;
-	return p->never_on_ac && p->ac;
+	if (!(p->never_on_ac && p->ac))
+		return 0;
+	if (s->fd < 0)
+		*until = now + RECHECK_NS;
+	return 1;
 }
 
 static int last_look(struct awake_source *s)
