@@ -4,9 +4,14 @@
  * A handful of sources at most: every walk is a short array.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/netlink.h>
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include "awake.h"
 #include "powerloop.h"
 
@@ -100,4 +105,53 @@ void awake_events(struct powerloop *pl, const struct pollfd *p, unsigned n)
 			s->event(s);
 		k++;
 	}
+}
+
+int awake_read_line(const char *dir, const char *name, const char *file, char *buf,
+                    size_t len, int word)
+{
+	char path[PATH_MAX * 2];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", dir, name, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	buf[strcspn(buf, word ? " \t\n" : "\n")] = 0;
+	return 0;
+}
+
+int awake_uevent_socket(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	                NETLINK_KOBJECT_UEVENT);
+
+	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int awake_uevent_drain(int fd, const char *subsystem, const char *subsystem2)
+{
+	char buf[4096], want[64], want2[64];
+	int hit = 0;
+	ssize_t n;
+
+	snprintf(want, sizeof(want), "SUBSYSTEM=%s", subsystem);
+	snprintf(want2, sizeof(want2), "SUBSYSTEM=%s", subsystem2 ? subsystem2 : subsystem);
+	while ((n = recv(fd, buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
+		buf[n] = 0;
+		for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
+			hit |= !strcmp(buf + i, want) || !strcmp(buf + i, want2);
+	}
+	return hit;
 }

@@ -53,6 +53,18 @@ struct awake_source {
  * -ENOSPC beyond WL_MAX_SOURCES. */
 int awake_add(struct powerloop *pl, struct awake_source *s);
 
+/* For sources reading sysfs (display.c, power_supply.c): the first line
+ * of dir/name/file, its trailing newline cut (words: cut at the first
+ * blank too), or -errno (-ENOENT: gone).  No link followed. */
+int awake_read_line(const char *dir, const char *name, const char *file, char *buf,
+                    size_t len, int word);
+/* A kernel uevent socket (non-blocking), or -1 (logged once by the
+ * caller if it matters): where it fails (a sandbox without AF_NETLINK)
+ * sources fall back to looking again while they hold. */
+int awake_uevent_socket(void);
+/* Drain a uevent socket: 1 if a message of subsystem came. */
+int awake_uevent_drain(int fd, const char *subsystem, const char *subsystem2);
+
 /* The loop's side (powerloop.c). */
 /* Sample every source (no lock held). */
 void awake_sample(struct powerloop *pl, int force);

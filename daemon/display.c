@@ -20,13 +20,10 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <linux/netlink.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include "lib/wl_shm.h"
 #include "awake.h"
@@ -49,27 +46,6 @@ struct display {
 	int any;                 /* a display exists */
 };
 
-/* The first word of a small sysfs file, or -errno (-ENOENT: gone). */
-static int read_word(const char *dir, const char *name, const char *file, char *buf,
-                     size_t len)
-{
-	char path[PATH_MAX * 2];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s/%s", dir, name, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	buf[strcspn(buf, " \t\n")] = 0;
-	return 0;
-}
-
 static void unreadable(struct display *d, const char *what, const char *name, const char *why)
 {
 	if (!d->warned)
@@ -81,7 +57,7 @@ static void unreadable(struct display *d, const char *what, const char *name, co
 static int connector_on(struct display *d, const char *name)
 {
 	char w[32];
-	int r = read_word(d->drm, name, "dpms", w, sizeof(w));
+	int r = awake_read_line(d->drm, name, "dpms", w, sizeof(w), 1);
 
 	if (r == -ENOENT || r == -ENOTDIR)
 		return -1;            /* not a connector, or gone */
@@ -110,7 +86,7 @@ static int backlight_on(struct display *d, const char *name)
 {
 	char w[32];
 	long power, bright;
-	int r = read_word(d->backlight, name, "bl_power", w, sizeof(w));
+	int r = awake_read_line(d->backlight, name, "bl_power", w, sizeof(w), 1);
 
 	if (r == -ENOENT || r == -ENOTDIR)
 		return -1;
@@ -120,7 +96,7 @@ static int backlight_on(struct display *d, const char *name)
 	}
 	if (power != 0)
 		return 0;             /* FB_BLANK_* other than unblank */
-	r = read_word(d->backlight, name, "brightness", w, sizeof(w));
+	r = awake_read_line(d->backlight, name, "brightness", w, sizeof(w), 1);
 	if (r == -ENOENT)
 		return -1;
 	if (r < 0 || parse_num(w, &bright) < 0 || bright < 0) {
@@ -213,16 +189,9 @@ static int last_look(struct awake_source *s)
 static void event(struct awake_source *s)
 {
 	struct display *d = s->priv;
-	char buf[4096];
-	ssize_t n;
 
-	/* Any uevent of ours (the socket sees all subsystems) re-reads. */
-	while ((n = recv(s->fd, buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
-		buf[n] = 0;
-		for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
-			if (!strcmp(buf + i, "SUBSYSTEM=drm") || !strcmp(buf + i, "SUBSYSTEM=backlight"))
-				d->dirty = 1;
-	}
+	if (awake_uevent_drain(s->fd, "drm", "backlight"))
+		d->dirty = 1;
 }
 
 static void describe(struct awake_source *s, uint64_t now, char *buf, size_t len)
@@ -244,17 +213,11 @@ static void describe(struct awake_source *s, uint64_t now, char *buf, size_t len
 
 static int uevent_socket(void)
 {
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
-	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	                NETLINK_KOBJECT_UEVENT);
+	int fd = awake_uevent_socket();
 
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (fd < 0)
 		log_info("display: no kernel uevents (%s): backlight changes are seen at "
 		         "the next look", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
 	return fd;
 }
 

@@ -15,13 +15,10 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <linux/netlink.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include "lib/wl_shm.h"
 #include "awake.h"
@@ -36,26 +33,6 @@ struct supply {
 	char battery[32];
 	int dirty, sampled, warned;
 };
-
-static int read_word(const char *dir, const char *name, const char *file, char *buf,
-                     size_t len)
-{
-	char path[PATH_MAX * 2];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s/%s", dir, name, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return 0;
-}
 
 static void sample(struct awake_source *s, uint64_t now, int force)
 {
@@ -79,14 +56,14 @@ static void sample(struct awake_source *s, uint64_t now, int force)
 		char type[32], w[32];
 		int r;
 
-		if (e->d_name[0] == '.' || read_word(p->dir, e->d_name, "type", type,
-		                                     sizeof(type)) < 0)
+		if (e->d_name[0] == '.' || awake_read_line(p->dir, e->d_name, "type", type,
+		                                           sizeof(type), 0) < 0)
 			continue;        /* gone, or not a supply */
 		if (!strcmp(type, "Battery")) {
 			if (p->battery[0])
 				continue;
 			snprintf(p->battery, sizeof(p->battery), "%s", e->d_name);
-			if (read_word(p->dir, e->d_name, "capacity", w, sizeof(w)) == 0) {
+			if (awake_read_line(p->dir, e->d_name, "capacity", w, sizeof(w), 0) == 0) {
 				char *end;
 				long c = strtol(w, &end, 10);
 
@@ -96,7 +73,7 @@ static void sample(struct awake_source *s, uint64_t now, int force)
 		}
 		if (strcmp(type, "Mains") && strncmp(type, "USB", 3))
 			continue;
-		r = read_word(p->dir, e->d_name, "online", w, sizeof(w));
+		r = awake_read_line(p->dir, e->d_name, "online", w, sizeof(w), 0);
 		if (r == -ENOENT)
 			continue;
 		if (r < 0 || (strcmp(w, "0") && strcmp(w, "1"))) {
@@ -140,15 +117,9 @@ static int last_look(struct awake_source *s)
 static void event(struct awake_source *s)
 {
 	struct supply *p = s->priv;
-	char buf[4096];
-	ssize_t n;
 
-	while ((n = recv(s->fd, buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
-		buf[n] = 0;
-		for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
-			if (!strcmp(buf + i, "SUBSYSTEM=power_supply"))
-				p->dirty = 1;
-	}
+	if (awake_uevent_drain(s->fd, "power_supply", NULL))
+		p->dirty = 1;
 }
 
 static void describe(struct awake_source *s, uint64_t now, char *buf, size_t len)
@@ -165,18 +136,6 @@ static void describe(struct awake_source *s, uint64_t now, char *buf, size_t len
 	         p->never_on_ac && p->ac ? " (on_ac = never)" : "");
 }
 
-static int uevent_socket(void)
-{
-	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
-	int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-	                NETLINK_KOBJECT_UEVENT);
-
-	if (fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	return -1;
-}
 
 struct awake_source *power_supply_source_new(const char *root, int never_on_ac)
 {
@@ -193,7 +152,7 @@ struct awake_source *power_supply_source_new(const char *root, int never_on_ac)
 	p->src.event = event;
 	p->src.describe = describe;
 	p->src.priv = p;
-	p->src.fd = root[0] && strcmp(root, "/") ? -1 : uevent_socket();
+	p->src.fd = root[0] && strcmp(root, "/") ? -1 : awake_uevent_socket();
 	sample(&p->src, 0, 1);
 	return &p->src;
 }

@@ -265,3 +265,37 @@ struct wl_region *hd_region_new(void)
 		memset(p, 0, sizeof(struct wl_region));
 	return p;
 }
+
+void hd_put(struct hd *d, const char *rel, const char *data)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", d->dir, rel);
+	for (char *p = path + strlen(d->dir) + 1; (p = strchr(p, '/')); p++) {
+		*p = 0;
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "hd_put %s: %s\n", path, strerror(errno));
+		abort();
+	}
+	fputs(data, f);
+	fclose(f);
+}
+
+int hd_log_has(struct hd *d, const char *what)
+{
+	char buf[65536];
+	FILE *f = fopen(d->log, "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return strstr(buf, what) != NULL;
+}

@@ -50,6 +50,11 @@ void hd_region_release(struct wl_region *rg, uint32_t slot, uint32_t i,
                        const struct wl_shm_header *pub, int kick_fd);
 /* A zeroed region (page-aligned, like a mapping); free with free(). */
 struct wl_region *hd_region_new(void);
+/* Write data to the file rel under the fake root (d->dir), making its
+ * directories; fails the test if it cannot. */
+void hd_put(struct hd *d, const char *rel, const char *data);
+/* Whether the daemon's log (d->log) has what. */
+int hd_log_has(struct hd *d, const char *what);
 uint64_t hd_now_ns(void);
 void hd_sleep_ms(unsigned ms);
 /* Poll until pred(arg) or timeout_ms; returns 1 if it became true. */

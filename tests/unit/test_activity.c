@@ -49,17 +49,10 @@ static void mkdirs(struct env *e, const char *rel)
 
 static void put(struct env *e, const char *rel, const char *data)
 {
-	char path[512], dir[512];
-	FILE *f;
+	char path[512];
 
-	snprintf(dir, sizeof(dir), "sys/class/%s", rel);
-	*strrchr(dir, '/') = 0;
-	mkdirs(e, dir);
-	snprintf(path, sizeof(path), "%s/sys/class/%s", e->d.dir, rel);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(data, f);
-	fclose(f);
+	snprintf(path, sizeof(path), "sys/class/%s", rel);
+	hd_put(&e->d, path, data);
 }
 
 static void input_path(struct env *e, unsigned n, char *buf, size_t len)
@@ -147,16 +140,7 @@ static int wait_state(struct env *e, const char *name, const char *what, unsigne
 
 static int log_has(struct env *e, const char *what)
 {
-	char buf[65536];
-	FILE *f = fopen(e->d.log, "r");
-	size_t n;
-
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return strstr(buf, what) != NULL;
+	return hd_log_has(&e->d, what);
 }
 
 /* Nobody suspends for ms, while the system keeps trying (after the

@@ -24,22 +24,10 @@ struct env {
 
 static void put(struct env *e, const char *rel, const char *data)
 {
-	char path[512], dir[512];
-	FILE *f;
+	char path[512];
 
-	snprintf(path, sizeof(path), "%s/sys/class/%s", e->d.dir, rel);
-	snprintf(dir, sizeof(dir), "%s", path);
-	*strrchr(dir, '/') = 0;
-	for (char *p = dir + strlen(e->d.dir) + 1; (p = strchr(p, '/')); p++) {
-		*p = 0;
-		mkdir(dir, 0755);
-		*p = '/';
-	}
-	mkdir(dir, 0755);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(data, f);
-	fclose(f);
+	snprintf(path, sizeof(path), "sys/class/%s", rel);
+	hd_put(&e->d, path, data);
 }
 
 static uint64_t attempts(struct env *e)
@@ -140,16 +128,7 @@ static void test_backlight(void **st)
 
 static int log_has(struct env *e, const char *what)
 {
-	char buf[65536];
-	FILE *f = fopen(e->d.log, "r");
-	size_t n;
-
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	return strstr(buf, what) != NULL;
+	return hd_log_has(&e->d, what);
 }
 
 /* What cannot be read counts as on, logged once: garbage in dpms, in
