@@ -432,6 +432,29 @@ static void test_deny_wakes_waiter(void **st)
 	assert_int_equal(holders_now(f), 1);
 }
 
+/* A second client b holding one hold kb with the fixture's own, and the
+ * cycle started and parked in its wait. */
+struct second {
+	struct wl_region *rg;
+	int slot, hold;
+	pthread_t t;
+};
+
+static void two_holders_parked(struct fx *f, const char *name, struct second *b)
+{
+	uint64_t id;
+
+	b->rg = hd_region_new();
+	b->slot = wl_table_slot_alloc(f->h, 2, 0, name, 1, &id);
+	b->hold = wl_table_hold_alloc(f->h, b->slot, "job", WL_HOLD_CLIENT, -1);
+	f->regions[b->slot] = b->rg;
+	acquire(f, 0);
+	hd_region_acquire(b->rg, (uint32_t)b->hold, f->h, 0);
+	pthread_create(&b->t, NULL, cycle_thread, f);
+	assert_true(hd_wait_for(parked, f, 2000));
+	hd_sleep_ms(50);
+}
+
 /*
  * Two clients hold: the daemon watches both, each with the same new
  * generation.  One of them ends its hold and never kicks (stopped between
@@ -442,20 +465,15 @@ static void test_deny_wakes_waiter(void **st)
 static void test_every_holder_watched(void **st)
 {
 	struct fx *f = *st;
-	struct wl_region *rb = hd_region_new();
-	uint64_t id;
-	int b = wl_table_slot_alloc(f->h, 2, 0, "other", 1, &id);
-	int kb = wl_table_hold_alloc(f->h, b, "job", WL_HOLD_CLIENT, -1);
+	struct second sb;
 	uint32_t ga, gb;
-	pthread_t t;
 	void *ret;
 
-	f->regions[b] = rb;
-	acquire(f, 0);
-	hd_region_acquire(rb, (uint32_t)kb, f->h, 0);
-	pthread_create(&t, NULL, cycle_thread, f);
-	assert_true(hd_wait_for(parked, f, 2000));
-	hd_sleep_ms(50);
+	two_holders_parked(f, "other", &sb);
+	struct wl_region *rb = sb.rg;
+	int b = sb.slot, kb = sb.hold;
+	pthread_t t = sb.t;
+
 	ga = __atomic_load_n(&f->h->watched[f->slot], __ATOMIC_SEQ_CST);
 	gb = __atomic_load_n(&f->h->watched[b], __ATOMIC_SEQ_CST);
 	assert_true(ga != 0);
@@ -485,20 +503,15 @@ static void test_every_holder_watched(void **st)
 static void test_busy_client_unwatched(void **st)
 {
 	struct fx *f = *st;
-	struct wl_region *rb = hd_region_new();
-	uint64_t id;
-	int b = wl_table_slot_alloc(f->h, 2, 0, "busy", 1, &id);
-	int kb = wl_table_hold_alloc(f->h, b, "job", WL_HOLD_CLIENT, -1);
+	struct second sb;
 	unsigned long w0;
-	pthread_t t;
 	void *ret;
 
-	f->regions[b] = rb;
-	acquire(f, 0);
-	hd_region_acquire(rb, (uint32_t)kb, f->h, 0);
-	pthread_create(&t, NULL, cycle_thread, f);
-	assert_true(hd_wait_for(parked, f, 2000));
-	hd_sleep_ms(50);
+	two_holders_parked(f, "busy", &sb);
+	struct wl_region *rb = sb.rg;
+	int b = sb.slot, kb = sb.hold;
+	pthread_t t = sb.t;
+
 	assert_true(__atomic_load_n(&f->h->watched[b], __ATOMIC_SEQ_CST) != 0);
 	/* b released, kicked, and holds again before the loop looks. */
 	w0 = loop_wakeups(f);
