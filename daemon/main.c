@@ -76,6 +76,20 @@ int daemon_reload(struct daemon *d)
 	    strcmp(n.group, d->cfg.group) ||
 	    strcmp(n.stats_file, d->cfg.stats_file) || n.use_syslog != d->cfg.use_syslog)
 		log_warn("reload: paths, group and log target change only on restart");
+	/* The awake sources were made at start with these. */
+	if (n.policy_mode != d->cfg.policy_mode ||
+	    n.display_off_delay_ms != d->cfg.display_off_delay_ms ||
+	    n.idle_timeout_ms != d->cfg.idle_timeout_ms || n.lid_closed != d->cfg.lid_closed ||
+	    n.never_on_ac != d->cfg.never_on_ac || n.ngrace != d->cfg.ngrace ||
+	    memcmp(n.grace, d->cfg.grace, sizeof(n.grace)))
+		log_warn("reload: [policy] and [wake_grace] change only on restart");
+	n.policy_mode = d->cfg.policy_mode;
+	n.display_off_delay_ms = d->cfg.display_off_delay_ms;
+	n.idle_timeout_ms = d->cfg.idle_timeout_ms;
+	n.lid_closed = d->cfg.lid_closed;
+	n.never_on_ac = d->cfg.never_on_ac;
+	n.ngrace = d->cfg.ngrace;
+	memcpy(n.grace, d->cfg.grace, sizeof(n.grace));
 	/* Keep what cannot change at run time. */
 	memcpy(n.root, d->cfg.root, sizeof(n.root));
 	n.ledger_records = d->cfg.ledger_records;

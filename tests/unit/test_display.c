@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -271,6 +272,28 @@ static void test_power_supply_opportunistic(void **st)
 	assert_true(log_has(e, "idle is not available yet"));
 }
 
+
+/* A reload keeps the policy the sources were made with, and says so. */
+static void test_reload_keeps_policy(void **st)
+{
+	struct env *e = *st;
+	const char *extra[] = { "--config", e->d.conf, NULL };
+
+	put(e, "drm/card0-Virtual-1/dpms", "On\n");
+	hd_put(&e->d, "wakelockd.conf", "[policy]\nmode = phone\n");
+	assert_int_equal(start(e, extra), 0);
+	no_attempt_for(e, 1200);
+	hd_put(&e->d, "wakelockd.conf", "[policy]\nmode = appliance\n[wake_grace]\nx = 5\n");
+	kill(e->d.pid, SIGHUP);
+	for (int i = 0; i < 30 && !log_has(e, "change only on restart"); i++)
+		hd_sleep_ms(100);
+	assert_true(log_has(e, "reload: [policy] and [wake_grace] change only on restart"));
+	/* Still phone: the display still holds. */
+	no_attempt_for(e, 1200);
+	assert_int_equal(hd_snap(&e->d)->policy_mode, 1);
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +304,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_no_display, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_appliance_ignores_display, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_supply_on_ac_never, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reload_keeps_policy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_supply_opportunistic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_policy_refused, setup, teardown),
 	};
