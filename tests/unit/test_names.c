@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Names are identities, and `list` tells since when (issue 27, items 6
- * and 9), on the real daemon (harness.c):
+ * Names are identities (one live client per name, the daemon's prefixes
+ * reserved, policy by uid), and `list` tells how long a hold has been held
+ * from the client's own acquire, on the real daemon (harness.c):
  *
  *   a second live client under a victim's name is refused, with a clear
  *   error, and the name is free again once the victim is gone;
