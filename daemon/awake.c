@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "awake.h"
+#include "power.h"
 #include "powerloop.h"
 
 int awake_add(struct powerloop *pl, struct awake_source *s)
@@ -111,19 +112,14 @@ int awake_read_line(const char *dir, const char *name, const char *file, char *b
                     size_t len, int word)
 {
 	char path[PATH_MAX * 2];
-	ssize_t n;
-	int fd;
+	int r;
 
 	snprintf(path, sizeof(path), "%s/%s/%s", dir, name, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	buf[n] = 0;
-	buf[strcspn(buf, word ? " \t\n" : "\n")] = 0;
+	r = sysfs_read_small(path, buf, len, O_NOFOLLOW);
+	if (r < 0)
+		return r;
+	if (word)
+		buf[strcspn(buf, " \t")] = 0;
 	return 0;
 }
 

@@ -58,6 +58,10 @@ int sysfs_open(const char *root, const char *state, const char *mem_sleep, int w
 int sysfs_reconfigure(struct power_backend *be, const char *state, const char *mem_sleep,
                       int wake_reasons, char *err, size_t errlen);
 void sysfs_close(struct power_backend *be);
+/* A small sysfs file into buf (NUL-terminated, its first newline cut):
+ * its length, or -errno.  oflags: added to O_RDONLY | O_CLOEXEC
+ * (O_NOFOLLOW for the awake sources). */
+int sysfs_read_small(const char *path, char *buf, size_t len, int oflags);
 /* The thread that may block in read_count (for interrupt()). */
 void sysfs_set_thread(struct power_backend *be);
 

@@ -35,9 +35,9 @@ static void path_of(const struct sysfs_backend *b, const char *rel, char *out, s
 	snprintf(out, len, "%s%s", b->root, rel);
 }
 
-static int read_small(const char *path, char *buf, size_t len)
+int sysfs_read_small(const char *path, char *buf, size_t len, int oflags)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | oflags);
 	ssize_t n;
 
 	if (fd < 0)
@@ -104,11 +104,11 @@ static unsigned scan_sources(struct sysfs_backend *b, struct src_count *out, uns
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "%s/%s/event_count", dir, de->d_name);
-		if (read_small(path, buf, sizeof(buf)) < 0)
+		if (sysfs_read_small(path, buf, sizeof(buf), 0) < 0)
 			continue;
 		out[n].events = strtoull(buf, NULL, 10);
 		snprintf(path, sizeof(path), "%s/%s/name", dir, de->d_name);
-		if (read_small(path, out[n].name, sizeof(out[n].name)) < 0)
+		if (sysfs_read_small(path, out[n].name, sizeof(out[n].name), 0) < 0)
 			snprintf(out[n].name, sizeof(out[n].name), "%s", de->d_name);
 		n++;
 	}
@@ -137,7 +137,7 @@ static void sb_wake_reason(struct power_backend *be, char *out, size_t len)
 	if (!__atomic_load_n(&b->wake_reasons, __ATOMIC_RELAXED))
 		return;
 	path_of(b, "/sys/power/pm_wakeup_irq", path, sizeof(path));
-	if (read_small(path, buf, sizeof(buf)) > 0)
+	if (sysfs_read_small(path, buf, sizeof(buf), 0) > 0)
 		used += (size_t)snprintf(out, len, "irq %s", buf);
 	n = scan_sources(b, after, MAX_SOURCES);
 	for (unsigned i = 0; i < n && used + 2 < len; i++) {
@@ -161,7 +161,7 @@ static int sb_read_attr(struct power_backend *be, const char *rel, char *buf, si
 	if (!len)
 		return -EINVAL;
 	path_of(b, rel, path, sizeof(path));
-	return read_small(path, buf, len);
+	return sysfs_read_small(path, buf, len, 0);
 }
 
 static int sb_list_dir(struct power_backend *be, const char *rel,
@@ -215,7 +215,7 @@ static int check_modes(struct sysfs_backend *b, const char *state, const char *m
 	int r;
 
 	path_of(b, "/sys/power/state", path, sizeof(path));
-	r = read_small(path, buf, sizeof(buf));
+	r = sysfs_read_small(path, buf, sizeof(buf), 0);
 	if (r < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(-r));
 		return r;
