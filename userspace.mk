@@ -17,7 +17,8 @@
 # pages render; libsystemd-dev: sd-bus, to follow logind's inhibitors;
 # dbus-daemon: test_logind's private bus.
 USERSPACE_DEBS := meson ninja-build pkg-config libinih-dev libcmocka-dev scdoc clang-14 \
-	libclang-rt-14-dev systemd libwayland-dev man-db libsystemd-dev dbus-daemon
+	libclang-rt-14-dev systemd libwayland-dev man-db libsystemd-dev dbus-daemon \
+	libdrm-dev
 
 US_COMMA := ,
 FUZZ_CC ?= $(or $(shell command -v clang-14 2>/dev/null),clang)
@@ -51,7 +52,7 @@ man: meson-host
 
 # The guest's programs, static, where scripts/initramfs.sh takes them.
 US_GUEST_PROGS := daemon/wakelockd cli/wakelock tests/guest/wl-guest-hold tests/guest/wl-guest-alarm \
-	tests/guest/serial-epoll-gap tests/guest/wakeup-count-errors examples/modem-client examples/example-resume examples/naive-client examples/naive-suspend \
+	tests/guest/serial-epoll-gap tests/guest/wakeup-count-errors tests/guest/wl-dpms tests/guest/wl-uinput examples/modem-client examples/example-resume examples/naive-client examples/naive-suspend \
 	bench/wlbench bench/wl-energy
 userspace-guest: meson-static
 	@mkdir -p build/guest/bin

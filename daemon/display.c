@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The display as an awake source (docs/policy.md): the system stays awake
- * while any DRM connector's `dpms` reads On, or any backlight has
+ * while any DRM connector a CRTC drives (`enabled`) has `dpms` On, or any
+ * backlight has
  * `bl_power` 0 with `brightness` above 0, and for off_delay_ms after the
  * last of them went off.
  *
@@ -40,6 +41,7 @@ struct display {
 	int on;                  /* a display was on at the last sample */
 	char which[64];          /* the first one on, for status */
 	uint64_t off_since;      /* when the last one went off (mono ns), 0: none */
+	uint64_t seen_on;        /* the last sample that saw one on */
 	uint64_t sampled;        /* when sampled last */
 	int dirty;               /* a uevent came: re-read at the next look */
 	int warned;              /* unreadable state logged */
@@ -51,6 +53,26 @@ static void unreadable(struct display *d, const char *what, const char *name, co
 	if (!d->warned)
 		log_warn("display: %s of %s %s: counted as on", what, name, why);
 	d->warned = 1;
+}
+
+/* Whether a connector whose dpms reads On is driven by a CRTC: 1 yes (or
+ * unreadable: on), 0 no, -1 gone.  The kernel starts every connector at
+ * DPMS On (0) and sets it from its CRTC's state only at a modeset that
+ * routes it to one, so an unplugged HDMI port or a writeback connector
+ * reads On forever: "enabled" (an encoder attached) tells them apart. */
+static int connector_driven(struct display *d, const char *name)
+{
+	char w[32];
+	int r = awake_read_line(d->drm, name, "enabled", w, sizeof(w), 1);
+
+	if (r == -ENOENT || r == -ENOTDIR)
+		return -1;
+	if (r >= 0 && !strcmp(w, "enabled"))
+		return 1;
+	if (r >= 0 && !strcmp(w, "disabled"))
+		return 0;
+	unreadable(d, "enabled", name, r < 0 ? strerror(-r) : "is garbled");
+	return 1;
 }
 
 /* 1 on, 0 off, -1 gone; garbage or an error is on. */
@@ -66,7 +88,7 @@ static int connector_on(struct display *d, const char *name)
 		return 1;
 	}
 	if (!strcmp(w, "On"))
-		return 1;
+		return connector_driven(d, name);
 	if (!strcmp(w, "Off") || !strcmp(w, "Standby") || !strcmp(w, "Suspend"))
 		return 0;
 	unreadable(d, "dpms", name, "is garbled");
@@ -146,10 +168,17 @@ static void sample(struct awake_source *s, uint64_t now, int force)
 	d->on = scan(d, d->drm, connector_on);
 	if (!d->on)
 		d->on = scan(d, d->backlight, backlight_on);
+	/* The delay counts from the last sample that saw a display on: it
+	 * went off between that one and this, and DPMS sends no event to
+	 * say when.  So the first attempt comes at most off_delay_ms after
+	 * the display really went off (up to one re-check earlier), never
+	 * a re-check later. */
 	if (was && !d->on)
-		d->off_since = now;
-	if (d->on)
+		d->off_since = d->seen_on ? d->seen_on : now;
+	if (d->on) {
 		d->off_since = 0;
+		d->seen_on = now;
+	}
 }
 
 static int in_delay(const struct display *d, uint64_t now)

@@ -25,15 +25,21 @@ case $variant in patched|pristine|bench) ;; *) usage ;; esac
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 
-# Config fragments merged onto tinyconfig.  patched and pristine take every
-# fragment (their hash decides whether a cached kernel is reused); bench
-# takes base.config alone, so that the kernel peers make bench measures pay
-# no debugging instrumentation.
-if [ "$variant" = bench ]; then
-	fragments=("$top/kernel/config/base.config")
-else
-	fragments=("$top"/kernel/config/*.config)
-fi
+# Config fragments merged onto tinyconfig.  patched takes every fragment,
+# pristine every one but policy.config (the presence devices: only patched
+# runs the policy plan, and a cold build of DRM twice costs minutes); their
+# hash decides whether a cached kernel is reused.  bench takes base.config
+# alone, so that the kernel peers make bench measures pay no debugging
+# instrumentation.
+case $variant in
+bench) fragments=("$top/kernel/config/base.config") ;;
+pristine)
+	fragments=()
+	for f in "$top"/kernel/config/*.config; do
+		[ "$(basename "$f")" = policy.config ] || fragments+=("$f")
+	done ;;
+*) fragments=("$top"/kernel/config/*.config) ;;
+esac
 if [ -n "$list_only" ]; then
 	for f in "${fragments[@]}"; do echo "${f#"$top"/}"; done
 	exit 0

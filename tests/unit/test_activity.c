@@ -338,6 +338,7 @@ static void test_lid_closed_suspends(void **st)
 	int w;
 
 	put(e, "drm/card0-eDP-1/dpms", "On\n");
+	put(e, "drm/card0-eDP-1/enabled", "enabled\n");
 	fifo(e, 0);
 	assert_int_equal(hd_start(&e->d, (const char *const[]){ "--policy", "laptop",
 	                                 "--idle-timeout-ms", "60000", NULL }), 0);
@@ -367,6 +368,7 @@ static void test_lid_ignore(void **st)
 	int w;
 
 	put(e, "drm/card0-eDP-1/dpms", "On\n");
+	put(e, "drm/card0-eDP-1/enabled", "enabled\n");
 	fifo(e, 0);
 	assert_int_equal(hd_start(&e->d, (const char *const[]){ "--policy", "laptop",
 	                                 "--idle-timeout-ms", "800", "--lid-closed", "ignore",
