@@ -13,7 +13,8 @@ and the share of time asleep (between the kernel's "PM: suspend-to-idle" and
 "PM: resume from suspend-to-idle" console lines, on the host's clock).
 
 Configurations (same seed, same schedule):
-  u  patched kernel + wakelockd + modem-client run as an unprivileged user
+  u  patched kernel + wakelockd in phone policy (vkms's display off) + modem-client
+     run as an unprivileged user
      (uid "modem", in the daemon's group, no CAP_BLOCK_SUSPEND: the kernel
      ignores its EPOLLWAKEUP), as a deployment runs it
   v  pristine 6.12, the same unprivileged client
@@ -57,8 +58,9 @@ WL_CACHE = os.environ.get('WL_CACHE') or os.path.join(
     os.environ.get('XDG_CACHE_HOME') or os.path.expanduser('~/.cache'), 'wakelockd')
 
 CONFIGS = {
-    'u': ('patched', 'wle2e=wakelockd wluser=modem',
-          'patched kernel + wakelockd + unprivileged modem-client', 'patched, unprivileged client'),
+    'u': ('patched', 'wle2e=wakelockd wluser=modem wldaemon=--policy,phone',
+          'patched kernel + wakelockd (phone policy, display off) + unprivileged modem-client',
+          'patched, unprivileged client'),
     'v': ('pristine', 'wle2e=wakelockd wlkernel=pristine wluser=modem',
           'pristine 6.12 + wakelockd + unprivileged modem-client', 'pristine, unprivileged client'),
     'z': ('patched', 'wle2e=wakelockd wluser=modem wlhold=0',

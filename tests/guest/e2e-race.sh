@@ -86,6 +86,14 @@ wakelockd)
 		--stats-file /run/wakelockd-stats.json $daemon_args ||
 		fail "wakelockd did not start"
 	pm_pid=$(cat /run/wakelockd/wakelockd.pid)
+	# Phone policy (configuration u): the race runs beside a display that
+	# exists (vkms) and is off, as on a phone in a pocket.
+	case " $daemon_args " in *" --policy phone "*)
+		st=$(wakelock status)
+		echo "$st" | grep -q '^policy phone' || fail "wakelockd is not in phone policy: $st"
+		echo "$st" | grep -q 'display.*display off' || fail "no display, or not off: $st"
+		info "policy: $(echo "$st" | grep 'display')" ;;
+	esac
 	if [ -n "$user" ]; then
 		# The modem belongs to dialout, as on a distribution. su drops
 		# every capability with root's uid; the process is modem-client

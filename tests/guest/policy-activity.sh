@@ -1,0 +1,68 @@
+# Laptop policy with uinput: key presses postpone the suspend by
+# idle_timeout_ms (counted from the last one); a closed lid with the
+# display on suspends within 1 s; an open lid counts as activity again.
+. /tests/policy-lib.sh
+IDLE=3000
+modem_open
+pm_trace_on
+trap 'kill $daemon $ui $dpms 2>/dev/null' EXIT
+start_fed ui 6 wl-uinput; ui=$fed_pid
+start_fed dpms 5 wl-dpms; dpms=$fed_pid
+
+# AC is online (test_power): on_ac = opportunistic keeps one timeout.
+hold
+start_daemon --state freeze --policy laptop --idle-timeout-ms $IDLE --display-off-delay-ms 0 \
+	--on-ac opportunistic --min-awake-ms 3000 --start-grace-ms 0 $STAMP --log-level info
+unhold
+base=$(suspend_stat success)
+# A key a second for 8 s: never idle for 3 s.
+for i in 1 2 3 4 5 6 7 8; do fed ui 6 key; sleep 1; done
+expect_eq "attempts during 8 s of typing" "$(stamps)" 0
+wakelock status | grep -q "activity" || fail "no activity in wakelock status: $(wakelock status)"
+info "ok: wakelock status: $(wakelock status | grep -i 'activity\|lid')"
+host when suspend-to-idle modem-write WAKE
+fed ui 6 key
+t0=$(uptime_ms)
+t1=$(wait_stamp 1 10)
+expect_within "last key to the first attempt" $((t1 - t0)) $((IDLE - 200)) $((IDLE + 300))
+wait_resumed $base
+hold
+got=$(timeout 5 head -c 4 <&3)
+expect_eq "wake bytes read" "$got" WAKE
+
+# The display on and the user typing: a closed lid suspends at once.
+fed dpms 5 on
+fed ui 6 key
+n=$(stamps) base=$(suspend_stat success)
+unhold
+sleep 2
+expect_eq "attempts with the display on and a key pressed" "$(stamps)" $n
+host when suspend-to-idle modem-write WAKE
+t0=$(uptime_ms)
+fed ui 6 "lid closed"
+t1=$(wait_stamp $((n + 1)) 10)
+expect_within "lid closed to the first attempt" $((t1 - t0)) 0 1000
+wait_resumed $base
+hold
+got=$(timeout 5 head -c 4 <&3)
+expect_eq "wake bytes read" "$got" WAKE
+wakelock status | grep -q "lid closed" || fail "wakelock status does not show the lid closed: $(wakelock status)"
+
+# Opened again: the display (still on) holds.  The daemon may have begun
+# an attempt while the lid was still closed (it decided, ran the hook, and
+# waits in its read of wakeup_count, which our kernel wake lock blocks):
+# that attempt must end at its last look, which sees the lid open.
+fed ui 6 "lid open"
+n=$(stamps) base=$(suspend_stat success)
+unhold
+sleep 3
+expect_eq "suspends with the lid open and the display on" $(( $(suspend_stat success) - base )) 0
+[ "$(stamps)" -le $((n + 1)) ] || fail "attempts with the lid open and the display on: $(( $(stamps) - n ))"
+info "ok: attempts begun with the lid closed and aborted: $(( $(stamps) - n )) (0 or 1)"
+wakelock status | grep -q "lid open" || fail "wakelock status does not show the lid open: $(wakelock status)"
+fed dpms 5 off
+hold
+kill -TERM $daemon
+wait $daemon
+expect_eq "daemon exit status after SIGTERM" $? 0
+unhold
