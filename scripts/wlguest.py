@@ -236,6 +236,7 @@ class HostActions:
         self.pending = []    # [(predicate, action)] checked on every tick
         self.expired = []    # "when" requests whose pattern never showed
         self.cancelled = set()  # ids of "every" requests to stop
+        self.poweroff_expected = None  # "expect-poweroff NAME": the test's name
 
     def request(self, line):
         m = REQUEST.search(line)
@@ -282,6 +283,10 @@ class HostActions:
                 due = time.monotonic() + period
                 self.pending.append((lambda line: time.monotonic() >= due, repeat))
             repeat()
+        elif cmd == 'expect-poweroff':
+            # The test's last act powers the guest off (a critical battery's
+            # action): QEMU exiting then is the test passing (run-guest).
+            self.poweroff_expected = args[0]
         elif cmd == 'cancel':
             self.cancelled.add(args[0])
         elif cmd == 'modem-write':

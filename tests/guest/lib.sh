@@ -15,6 +15,8 @@
 #   host wakeup                      QMP system_wakeup (wakes the guest from S3)
 #   host modem-read N MS             read up to N bytes the guest sent on ttyS1
 #                                    (waits at most MS ms); the ack carries them
+#   host expect-poweroff NAME        the guest's power-off from now on is test
+#                                    NAME passing (it must be its plan's last)
 # The answer's payload, if any, is left in $HOST_REPLY.
 
 _host_seq=0

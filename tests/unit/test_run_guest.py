@@ -69,6 +69,22 @@ class VerdictTest(unittest.TestCase):
         self.assertFalse(ok)
         self.assertIn('never printed', ' '.join(v.problems))
 
+    def test_expected_poweroff_passes_the_last_test(self):
+        v = run_guest.Verdict()
+        for line in 'TAP version 13\n1..2\nok 1 - a\n# powering off'.splitlines():
+            v.feed(line)
+        run_guest.end_by_poweroff(v, 'critical')
+        self.assertTrue(v.finish('plan'), v.problems)
+        self.assertEqual((v.passed, v.failed), (2, 0))
+
+    def test_expected_poweroff_before_the_last_test_fails(self):
+        v = run_guest.Verdict()
+        for line in 'TAP version 13\n1..3\nok 1 - a'.splitlines():
+            v.feed(line)
+        run_guest.end_by_poweroff(v, 'critical')
+        self.assertFalse(v.finish('plan'))
+        self.assertIn('tests: plan says 3, 2 reported', v.problems)
+
     def test_plan_count_mismatch(self):
         v, ok = judge(TAP_OK.replace('ok 3 - c\n', ''))
         self.assertFalse(ok)
