@@ -988,11 +988,18 @@ def table(res):
     if cpc:
         add('daemon CPU (utime+stime) per suspend cycle', 'guest', cpc.get('median'), None, 'ms',
             f'{int(cpc.get("cycles", 0))} cycles, {int(cpc.get("ticks", 0))} ticks')
+    c3 = res.figs.get('guest.daemon_cpu_300ws')
+    if c3 and cpc:
+        r = ratio(c3.get('median'), cpc.get('median'))
+        add('daemon CPU per suspend cycle, 300 more wakeup sources', 'guest', c3.get('median'), None,
+            'ms', f'x{fmt(r)} of the same without them; {int(c3.get("cycles", 0))} cycles',
+            '<= x1.2', verdict(None if r is None else r <= 1.2))
     bc = res.figs.get('guest.bare_cycle')
     if bc and cpc:
+        rb = ratio(cpc.get('median'), bc.get('cpu_ms_per_cycle'))
         add('bare loop CPU per suspend cycle', 'guest', bc.get('cpu_ms_per_cycle'), None, 'ms',
-            f'daemon / bare: x{fmt(ratio(cpc.get("median"), bc.get("cpu_ms_per_cycle")))}'
-            ' (stime includes the kernel suspend path)')
+            f'daemon / bare: x{fmt(rb)} (stime includes the kernel suspend path)',
+            'daemon <= x1.2', verdict(None if rb is None else rb <= 1.2))
     # 4. reaction latency
     lat = res.figs.get('host.react_latency')
     if lat:

@@ -3,7 +3,8 @@
 # and every cover letter, passes the kernel's own scripts/checkpatch.pl
 # --strict (from the unpacked linux-source-6.12 in $WL_CACHE, so run it after
 # a kernel build has unpacked the tree).  A patch file must also carry a
-# Signed-off-by and a commit message, which checkpatch checks.
+# Signed-off-by and a commit message, which checkpatch checks.  The test
+# modules' sources (kernel/modules/*/*.c) are checked as files.
 # Writes build/results/checkpatch.counts as "PASSED FAILED SKIPPED", one count
 # per patch; logs in build/logs/checkpatch/.
 set -uo pipefail
@@ -38,24 +39,34 @@ for d in $(printf '%s\n' "${patches[@]}" | xargs -n1 dirname | sort -u); do
 		failed=$((failed + 1))
 	fi
 done
-for p in "${patches[@]}"; do
-	log=$logs/$(basename "$p").log
-	if [ ! -f "$p" ]; then
-		echo "FAIL: $p (named in kernel/patches/series) does not exist"
-		failed=$((failed + 1))
-	# Run outside the repository: inside a git work tree, checkpatch
-	# reviews a modified patch file as a change to that file.  Outside a
-	# Linux git tree it cannot look commit ids up, so it would flag every
-	# Fixes: tag as UNKNOWN_COMMIT_ID; ids are checked by hand (the
-	# series' notes say where each one was established).
-	elif (cd / && perl "$checkpatch" --strict --no-tree --quiet --ignore UNKNOWN_COMMIT_ID "$top/$p") >"$log" 2>&1 && ! [ -s "$log" ]; then
-		echo "ok: checkpatch --strict $p"
+# checkpatch LOG WHAT ARGS...: run checkpatch --strict ARGS outside the
+# repository (inside a git work tree it reviews a modified patch file as a
+# change to that file); counts a pass when it says nothing.
+checkpatch() {
+	local log=$1 what=$2; shift 2
+	if (cd / && perl "$checkpatch" --strict --no-tree --quiet "$@") >"$log" 2>&1 && ! [ -s "$log" ]; then
+		echo "ok: checkpatch --strict $what"
 		passed=$((passed + 1))
 	else
-		echo "FAIL: checkpatch --strict $p:"
+		echo "FAIL: checkpatch --strict $what:"
 		sed 's/^/    /' "$log" | head -20
 		failed=$((failed + 1))
 	fi
+}
+for p in "${patches[@]}"; do
+	if [ ! -f "$p" ]; then
+		echo "FAIL: $p (named in kernel/patches/series) does not exist"
+		failed=$((failed + 1))
+		continue
+	fi
+	# Outside a Linux git tree checkpatch cannot look commit ids up, so it
+	# would flag every Fixes: tag as UNKNOWN_COMMIT_ID; ids are checked by
+	# hand (the series' notes say where each one was established).
+	checkpatch "$logs/$(basename "$p").log" "$p" --ignore UNKNOWN_COMMIT_ID "$top/$p"
+done
+# The out-of-tree test modules are kernel code too: the same style.
+for f in kernel/modules/*/*.c; do
+	checkpatch "$logs/module-$(basename "$f").log" "-f $f" -f "$top/$f"
 done
 echo "checkpatch: $passed passed, $failed failed, $skipped skipped"
 echo "$passed $failed $skipped" >"$results/checkpatch.counts"

@@ -59,16 +59,36 @@ start_fed() {
 		sleep 0.1
 	done
 }
-# fed NAME FD COMMAND: send one command, wait for its "ok" (5 s).
+# fed NAME FD COMMAND: send one command, wait for its "ok" (5 s; looked
+# at every 20 ms, as the timed tests stamp the change after it returns).
 fed() {
 	_n=$(grep -c "^ok $3\$" /tmp/$1.out)
 	echo "$3" >&"$2"
 	_i=0
 	until [ "$(grep -c "^ok $3\$" /tmp/$1.out)" -gt "$_n" ]; do
-		_i=$((_i + 1)); [ $_i -lt 50 ] || fail "$1: '$3' failed: $(tail -3 /tmp/$1.out)"
-		sleep 0.1
+		_i=$((_i + 1)); [ $_i -lt 250 ] || fail "$1: '$3' failed: $(tail -3 /tmp/$1.out)"
+		sleep 0.02
 	done
 }
 
 connector=/sys/class/drm/card0-Virtual-1
 [ -d $connector ] || fail "no vkms connector $connector (CONFIG_DRM_VKMS)"
+
+# timed_attempt WHAT LOW HIGH CMD...: CMD is the change that lets the
+# guest sleep; the next attempt must start LOW..HIGH ms after it.  The host
+# wakes the guest from that suspend through the modem (opened by
+# modem_open); returns with the wake bytes read and a kernel wake lock
+# held (unhold to let the daemon go on).
+timed_attempt() {
+	_what=$1 _low=$2 _high=$3; shift 3
+	_n=$(stamps) _base=$(suspend_stat success)
+	host when suspend-to-idle modem-write WAKE
+	"$@"
+	_t0=$(uptime_ms)
+	_t1=$(wait_stamp $((_n + 1)) 10)
+	expect_within "$_what" $((_t1 - _t0)) $_low $_high
+	wait_resumed $_base
+	hold
+	_got=$(timeout 5 head -c 4 <&3)
+	expect_eq "wake bytes read" "$_got" WAKE
+}

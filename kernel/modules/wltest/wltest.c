@@ -26,6 +26,12 @@
  * wakeup_count handshake and the freezing of tasks, before any device is
  * suspended (USB devices suspend asynchronously, so a window in a suspend
  * callback would not keep them awake).
+ *
+ * The parameter idle_sources=N (at load, at most 1000) registers N more
+ * standalone sources, "wltest-idle-0" and on, that are never active: a
+ * phone has 100 to 300 wakeup sources, and the benchmarks measure what
+ * they cost a power manager that reads /sys/class/wakeup around every
+ * suspend.
  */
 #include <linux/debugfs.h>
 #include <linux/delay.h>
@@ -33,6 +39,7 @@
 #include <linux/module.h>
 #include <linux/platform_device.h>
 #include <linux/pm_wakeup.h>
+#include <linux/slab.h>
 #include <linux/suspend.h>
 #include <linux/uaccess.h>
 
@@ -41,9 +48,14 @@ static struct platform_device *wltest_pdev;
 static struct dentry *wltest_dir;
 static u32 wltest_suspend_late_ms;
 static u32 wltest_prepare_ms;
+static unsigned int idle_sources;
+module_param(idle_sources, uint, 0444);
+MODULE_PARM_DESC(idle_sources, "register this many never-active wakeup sources (at most 1000)");
+static struct wakeup_source **wltest_idle;
 
 /* Sleep @ms in the PM callback @phase, saying so on the console (tests wait
- * for "<phase>: sleeping" to inject their event). */
+ * for "<phase>: sleeping" to inject their event).
+ */
 static void wltest_window(struct device *dev, const char *phase, u32 ms)
 {
 	if (!ms)
@@ -135,13 +147,50 @@ static const struct file_operations wltest_fops = {
 	.llseek = noop_llseek,
 };
 
+static void wltest_idle_unregister(unsigned int n)
+{
+	while (n--)
+		wakeup_source_unregister(wltest_idle[n]);
+	kfree(wltest_idle);
+	wltest_idle = NULL;
+}
+
+static int wltest_idle_register(void)
+{
+	char name[32];
+	unsigned int i;
+
+	if (!idle_sources)
+		return 0;
+	if (idle_sources > 1000)
+		return -EINVAL;
+	wltest_idle = kcalloc(idle_sources, sizeof(*wltest_idle), GFP_KERNEL);
+	if (!wltest_idle)
+		return -ENOMEM;
+	for (i = 0; i < idle_sources; i++) {
+		snprintf(name, sizeof(name), "wltest-idle-%u", i);
+		wltest_idle[i] = wakeup_source_register(NULL, name);
+		if (!wltest_idle[i]) {
+			wltest_idle_unregister(i);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 static int __init wltest_init(void)
 {
 	int ret;
 
+	ret = wltest_idle_register();
+	if (ret)
+		return ret;
+
 	wltest_ws = wakeup_source_register(NULL, "wltest");
-	if (!wltest_ws)
-		return -ENOMEM;
+	if (!wltest_ws) {
+		ret = -ENOMEM;
+		goto err_idle;
+	}
 
 	wltest_pdev = platform_device_register_simple("wltest-dev", -1, NULL, 0);
 	if (IS_ERR(wltest_pdev)) {
@@ -167,6 +216,8 @@ err_pdev:
 	platform_device_unregister(wltest_pdev);
 err_ws:
 	wakeup_source_unregister(wltest_ws);
+err_idle:
+	wltest_idle_unregister(idle_sources);
 	return ret;
 }
 
@@ -177,6 +228,7 @@ static void __exit wltest_exit(void)
 	device_init_wakeup(&wltest_pdev->dev, false);
 	platform_device_unregister(wltest_pdev);
 	wakeup_source_unregister(wltest_ws);
+	wltest_idle_unregister(idle_sources);
 }
 
 module_init(wltest_init);
