@@ -39,6 +39,7 @@ void config_defaults(struct wld_config *c)
 	c->display_off_delay_ms = WLD_DEFAULT_DISPLAY_OFF_DELAY_MS;
 	c->idle_timeout_ms = WLD_DEFAULT_IDLE_TIMEOUT_MS;
 	c->lid_closed = LID_SUSPEND;
+	c->session_idle = c->idle_inhibitors = -1;
 	c->alarm_timeout_ms = WLD_DEFAULT_ALARM_TIMEOUT_MS;
 	c->hook_timeout_ms = WLD_DEFAULT_HOOK_TIMEOUT_MS;
 	c->ledger_records = LEDGER_DEFAULT_CAP;
@@ -46,6 +47,19 @@ void config_defaults(struct wld_config *c)
 	c->max_clients_per_uid = WLD_DEFAULT_MAX_CLIENTS_PER_UID;
 	strcpy(c->run_dir, WLD_DEFAULT_RUN_DIR);
 	c->log_level = LOG_L_INFO;
+}
+
+/* logind's presence counts by default where a person at a desk is what
+ * keeps the machine awake (laptop); on a phone the display says it, and
+ * an appliance has holds only. */
+int config_session_idle(const struct wld_config *c)
+{
+	return c->session_idle >= 0 ? c->session_idle : c->policy_mode == POLICY_LAPTOP;
+}
+
+int config_idle_inhibitors(const struct wld_config *c)
+{
+	return c->idle_inhibitors >= 0 ? c->idle_inhibitors : c->policy_mode == POLICY_LAPTOP;
 }
 
 /* --- value parsers: return NULL or a reason --------------------------- */
@@ -291,6 +305,10 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 	}
 	if (KEY("policy", "lid_closed"))
 		return set_lid_closed(c, v);
+	if (KEY("policy", "session_idle"))
+		return parse_bool(v, &c->session_idle);
+	if (KEY("policy", "idle_inhibitors"))
+		return parse_bool(v, &c->idle_inhibitors);
 	if (KEY("policy", "on_ac")) {
 		if (!strcmp(v, "opportunistic") || !strcmp(v, "never")) {
 			c->never_on_ac = !strcmp(v, "never");
@@ -596,6 +614,7 @@ enum {
 	OPT_SHORT, OPT_SYSLOG, OPT_CHECK, OPT_PRE, OPT_POST, OPT_NO_WAKE_REASONS,
 	OPT_ALARM_TIMEOUT, OPT_HOOK_TIMEOUT, OPT_LOGIND, OPT_START_GRACE, OPT_POLICY,
 	OPT_DISPLAY_OFF_DELAY, OPT_ON_AC, OPT_WAKE_GRACE, OPT_IDLE_TIMEOUT, OPT_LID_CLOSED,
+	OPT_SESSION_IDLE, OPT_IDLE_INHIBITORS,
 };
 
 static const struct option opts[] = {
@@ -620,6 +639,8 @@ static const struct option opts[] = {
 	{ "wake-grace", required_argument, NULL, OPT_WAKE_GRACE },
 	{ "idle-timeout-ms", required_argument, NULL, OPT_IDLE_TIMEOUT },
 	{ "lid-closed", required_argument, NULL, OPT_LID_CLOSED },
+	{ "session-idle", required_argument, NULL, OPT_SESSION_IDLE },
+	{ "idle-inhibitors", required_argument, NULL, OPT_IDLE_INHIBITORS },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
@@ -664,6 +685,10 @@ void config_usage(void)
 	       "                             (default 300000)\n"
 	       "      --lid-closed A         laptop: suspend | ignore: a closed lid stops the\n"
 	       "                             display and activity from holding (suspend)\n"
+	       "      --session-idle B       yes | no: an active logind session that set\n"
+	       "                             IdleHint keeps awake while not idle (laptop: yes)\n"
+	       "      --idle-inhibitors B    yes | no: logind \"idle\" block inhibitors keep\n"
+	       "                             awake (laptop: yes)\n"
 	       "      --group NAME           group allowed to block suspend\n"
 	       "      --deny NAME            deny a client by name (repeatable)\n"
 	       "      --root DIR             prefix for /sys (tests)\n"
@@ -707,6 +732,8 @@ static const char *apply_opt(struct wld_config *c, int opt, const char *v)
 	}
 	case OPT_IDLE_TIMEOUT: return apply_key(c, "policy", "idle_timeout_ms", v);
 	case OPT_LID_CLOSED: return apply_key(c, "policy", "lid_closed", v);
+	case OPT_SESSION_IDLE: return apply_key(c, "policy", "session_idle", v);
+	case OPT_IDLE_INHIBITORS: return apply_key(c, "policy", "idle_inhibitors", v);
 	case OPT_LOG_LEVEL: return apply_key(c, "log", "level", v);
 	case OPT_SYSLOG: c->use_syslog = 1; return NULL;
 	case OPT_STATS: return apply_key(c, "paths", "stats_file", v);

@@ -37,6 +37,10 @@ struct wld_config {
 	unsigned idle_timeout_ms;    /* laptop: awake this long after the last input event */
 	int lid_closed;              /* enum lid_action */
 	int never_on_ac;             /* on_ac = never: awake while mains or USB is online */
+	/* logind's presence (daemon/logind_presence.c): -1 = the mode's
+	 * default (yes in laptop mode), 0 no, 1 yes. */
+	int session_idle;            /* an active session not idle keeps awake */
+	int idle_inhibitors;         /* logind "idle" block inhibitors keep awake */
 	/* [wake_grace]: NAME = MS (daemon/wake_grace.c) */
 	struct wake_grace_rule grace[WAKE_GRACE_MAX];
 	unsigned ngrace;
@@ -74,6 +78,9 @@ enum config_result { CONFIG_OK = 0, CONFIG_ERROR = 1, CONFIG_EXIT = 2 };
 enum policy_mode { POLICY_APPLIANCE = 0, POLICY_PHONE = 1, POLICY_LAPTOP = 2 };
 /* What a closed lid does (laptop): the presence sources stop holding, or not. */
 enum lid_action { LID_SUSPEND = 0, LID_IGNORE = 1 };
+/* session_idle or idle_inhibitors as set, or the mode's default. */
+int config_session_idle(const struct wld_config *c);
+int config_idle_inhibitors(const struct wld_config *c);
 #define WLD_DEFAULT_DISPLAY_OFF_DELAY_MS 5000u
 #define WLD_DEFAULT_IDLE_TIMEOUT_MS 300000u
 

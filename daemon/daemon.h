@@ -24,6 +24,8 @@
 
 struct wl_msg_arg;
 struct logind;
+struct logind_sessions;
+struct logind_presence;
 
 struct conn {
 	int fd;              /* -1 = free */
@@ -52,6 +54,11 @@ struct daemon {
 	struct ledger *ledger;   /* one record per suspend attempt (ledger.h) */
 	struct logind *logind;   /* logind's inhibitors (logind.h), NULL: none */
 	struct awake_source logind_src;   /* its last look (main.c) */
+	/* logind's sessions and idle inhibitors as presence, NULL: not
+	 * wanted (logind_presence.c); the sessions' bus side, NULL: none
+	 * (logind_session.c).  Main thread. */
+	struct logind_presence *presence;
+	struct logind_sessions *sessions;
 	struct awake_source *display;     /* [policy] mode = phone, else NULL */
 	pthread_t power_thread;
 	int listen_fd, epfd, sig_fd, pid_fd;

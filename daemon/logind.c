@@ -21,6 +21,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -29,10 +30,7 @@
 #include "ledger.h"
 #include "log.h"
 #include "logind.h"
-
-#define LOGIN1 "org.freedesktop.login1"
-#define LOGIN1_PATH "/org/freedesktop/login1"
-#define LOGIN1_MANAGER "org.freedesktop.login1.Manager"
+#include "logind_bus.h"
 /* A logind that does not answer within this long is taken as having no
  * inhibitor in the last look (logged): the lock is held meanwhile. */
 #define LAST_LOOK_TIMEOUT_US 1000000u
@@ -63,10 +61,32 @@ struct logind {
 	int fallback_logged;
 };
 
-static int is_absent(const sd_bus_error *e)
+int logind_is_absent(const sd_bus_error *e)
 {
 	return sd_bus_error_has_name(e, SD_BUS_ERROR_SERVICE_UNKNOWN) ||
 	       sd_bus_error_has_name(e, SD_BUS_ERROR_NAME_HAS_NO_OWNER);
+}
+
+int logind_call_async(sd_bus *bus, sd_bus_slot **slot, const char *path, const char *iface,
+                      const char *member, sd_bus_message_handler_t cb, void *ud,
+                      const char *types, ...)
+{
+	sd_bus_message *m = NULL;
+	va_list ap;
+	int r;
+
+	r = sd_bus_message_new_method_call(bus, &m, LOGIN1, path, iface, member);
+	if (r >= 0)
+		r = sd_bus_message_set_auto_start(m, 0);
+	if (r >= 0 && types) {
+		va_start(ap, types);
+		r = sd_bus_message_appendv(m, types, ap);
+		va_end(ap);
+	}
+	if (r >= 0)
+		r = sd_bus_call_async(bus, slot, m, cb, ud, 0);
+	sd_bus_message_unref(m);
+	return r;
 }
 
 /* Free mirrored entry k's slot (lock held). */
@@ -165,6 +185,33 @@ static void drop_all(struct daemon *d)
 {
 	if (d->logind->n)
 		reconcile(d, NULL, 0);
+	logind_presence_inhibitors(d->presence, NULL, 0);
+}
+
+/* The "idle" block inhibitors of one list, as presence
+ * (logind_presence.c): counted, not mirrored; the first allowed one is
+ * shown.  `deny logind:WHO` applies from the next list on. */
+static void idle_inhibitors(struct daemon *d, sd_bus_message *reply)
+{
+	struct logind_inhibitor inh, first;
+	const char *what, *who, *why, *mode;
+	uint32_t uid, pid;
+	unsigned n = 0;
+	int r;
+
+	if (!logind_presence_wants_inhibitors(d->presence))
+		return;
+	if (sd_bus_message_rewind(reply, 1) < 0)
+		return;
+	r = sd_bus_message_enter_container(reply, 'a', "(ssssuu)");
+	while (r > 0 &&
+	       (r = sd_bus_message_read(reply, "(ssssuu)", &what, &who, &why, &mode, &uid, &pid)) > 0)
+		if (logind_idle_inhibitor_from(&inh, what, who, why, mode, uid, pid) &&
+		    !policy_denied_client(&d->pol, &d->cfg, inh.name, inh.uid) && !n++)
+			first = inh;
+	if (r < 0)
+		return;   /* the sleep pass said so */
+	logind_presence_inhibitors(d->presence, n ? &first : NULL, n);
 }
 
 static void request_list(struct daemon *d);
@@ -183,10 +230,12 @@ static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret)
 	(void)ret;
 	l->list_call = sd_bus_slot_unref(l->list_call);
 	if (e) {
-		if (is_absent(e))
+		if (logind_is_absent(e)) {
 			drop_all(d);
-		else
+			logind_presence_bus(d->presence, LP_BUS_ABSENT);
+		} else {
 			log_warn("logind: ListInhibitors: %s", e->message ? e->message : e->name);
+		}
 		goto again;
 	}
 	r = sd_bus_message_enter_container(reply, 'a', "(ssssuu)");
@@ -205,6 +254,7 @@ static int on_list(sd_bus_message *reply, void *userdata, sd_bus_error *ret)
 	if (n > LOGIND_MAX_INHIBITORS && !l->overflow_logged++)
 		log_warn("logind: more than %u sleep inhibitors; the last look before each "
 		         "suspend still sees the others", LOGIND_MAX_INHIBITORS);
+	idle_inhibitors(d, reply);
 again:
 	if (l->relist) {
 		l->relist = 0;
@@ -252,11 +302,16 @@ static int on_owner(sd_bus_message *m, void *userdata, sd_bus_error *ret)
 	if (sd_bus_message_read(m, "sss", &name, &old, &new) <= 0 || strcmp(name, LOGIN1))
 		return 0;
 	if (!*new) {
-		log_info("logind left the bus: its inhibitors are gone");
+		log_info("logind left the bus: its inhibitors and sessions are gone (user "
+		         "activity still counts)");
 		drop_all(userdata);
+		logind_sessions_owner(userdata, 0);
+		logind_presence_bus(((struct daemon *)userdata)->presence, LP_BUS_ABSENT);
 	} else {
 		log_info("logind is on the bus (%s): following its inhibitors", new);
+		logind_presence_bus(((struct daemon *)userdata)->presence, LP_BUS_FOLLOWING);
 		request_list(userdata);
+		logind_sessions_owner(userdata, 1);
 	}
 	return 0;
 }
@@ -288,8 +343,12 @@ static void close_bus(struct daemon *d)
 		epoll_ctl(d->epfd, EPOLL_CTL_DEL, sd_bus_get_fd(l->bus), NULL);
 	l->epoll_events = 0;
 	l->list_call = sd_bus_slot_unref(l->list_call);
+	/* Before the connection goes: the lid inhibitor is released at
+	 * once, not when the bus is freed. */
+	logind_sessions_close(d);
 	l->bus = sd_bus_flush_close_unref(l->bus);
 	drop_all(d);
+	logind_presence_bus(d->presence, LP_BUS_NONE);
 }
 
 int logind_open(struct daemon *d)
@@ -335,6 +394,10 @@ int logind_open(struct daemon *d)
 	/* The matches are queued before this call: no change between the
 	 * list and the subscription can be missed. */
 	request_list(d);
+	logind_presence_bus(d->presence, LP_BUS_FOLLOWING);
+	r = logind_sessions_open(d, l->bus);
+	if (r < 0)
+		log_warn("logind: sessions not followed: %s", strerror(-r));
 	update_epoll(d);
 	log_info("logind: following sleep inhibitors on the system bus");
 	return 0;
@@ -377,6 +440,7 @@ void logind_close(struct daemon *d)
 	if (!d->logind)
 		return;
 	close_bus(d);
+	logind_sessions_free(d);
 	/* The power thread has been joined: its connection is ours now. */
 	d->logind->sleep_match = sd_bus_slot_unref(d->logind->sleep_match);
 	d->logind->probe = sd_bus_flush_close_unref(d->logind->probe);
@@ -446,7 +510,7 @@ int logind_last_look(void *arg)
 	if (r >= 0)
 		r = sd_bus_call(l->probe, m, LAST_LOOK_TIMEOUT_US, &e, &reply);
 	if (r < 0) {
-		if (!is_absent(&e))
+		if (!logind_is_absent(&e))
 			probe_failed(l, "failed", e.message ? e.message : strerror(-r));
 		/* A broken connection is opened again next time. */
 		if (!sd_bus_is_open(l->probe))
@@ -534,7 +598,7 @@ int logind_suspend(void *arg, const char *state)
 		r = sd_bus_call(l->probe, m, SUSPEND_TIMEOUT_US, &e, NULL);
 	sd_bus_message_unref(m);
 	if (r < 0) {
-		int absent = is_absent(&e);
+		int absent = logind_is_absent(&e);
 
 		if (!absent)
 			log_warn("logind: Suspend: %s", e.message ? e.message : strerror(-r));

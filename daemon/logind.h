@@ -56,6 +56,10 @@ int logind_inhibitor_from(struct logind_inhibitor *inh, const char *what, const 
                           const char *why, const char *mode, uint32_t uid, uint32_t pid);
 /* Whether a colon-separated list of "what"s (BlockInhibited) has sleep. */
 int logind_what_has_sleep(const char *what);
+/* Fill inh from one entry like logind_inhibitor_from, for "idle" in
+ * block mode instead of "sleep". */
+int logind_idle_inhibitor_from(struct logind_inhibitor *inh, const char *what, const char *who,
+                               const char *why, const char *mode, uint32_t uid, uint32_t pid);
 
 /*
  * Main thread.  logind_open connects to the system bus when the mode asks
@@ -91,5 +95,40 @@ int logind_last_look(void *arg);
  * the backend's own state write.
  */
 int logind_suspend(void *arg, const char *state);
+
+/*
+ * logind's word on a person (logind_presence.c, docs/policy.md): an
+ * active session that sets IdleHint and is not idle ("session"), and
+ * "idle" inhibitors in block mode ("idle-inhibit"), both awake sources
+ * that a closed lid stops.  The main thread follows them on its bus
+ * connection (logind_session.c, logind.c) and writes the state with the
+ * calls below (they take the segment lock and kick the loop); the power
+ * thread reads it in the sources' holding() and describe().
+ */
+struct logind_presence;
+enum logind_presence_bus {
+	LP_BUS_BUILT_WITHOUT = 0, LP_BUS_NONE = 1, LP_BUS_ABSENT = 2, LP_BUS_FOLLOWING = 3,
+};
+/* NULL if neither is wanted ([policy] session_idle, idle_inhibitors). */
+struct logind_presence *logind_presence_new(struct daemon *d, int sessions, int inhibitors);
+/* The sources to register, NULL for one not wanted. */
+struct awake_source *logind_presence_session_source(struct logind_presence *p);
+struct awake_source *logind_presence_inhibit_source(struct logind_presence *p);
+int logind_presence_wants_sessions(const struct logind_presence *p);
+int logind_presence_wants_inhibitors(const struct logind_presence *p);
+void logind_presence_free(struct logind_presence *p);
+/* Main thread (p may be NULL).  bus: enum logind_presence_bus; anything
+ * but FOLLOWING forgets every session and inhibitor. */
+void logind_presence_bus(struct logind_presence *p, int bus);
+/* holding: sessions that count and are active and not idle; counted:
+ * those that count; seen: all listed; first: the first that holds, in
+ * words (cleaned). */
+void logind_presence_sessions(struct logind_presence *p, unsigned holding, unsigned counted,
+                              unsigned seen, const char *first);
+/* n idle block inhibitors that policy allows; first: one of them. */
+void logind_presence_inhibitors(struct logind_presence *p, const struct logind_inhibitor *first,
+                                unsigned n);
+/* Whether a colon-separated list of "what"s has "idle" (logind_names.c). */
+int logind_what_has_idle(const char *what);
 
 #endif

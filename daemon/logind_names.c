@@ -16,14 +16,17 @@ void logind_clean_name(char *dst, size_t size, const char *src)
 	dst[n] = '\0';
 }
 
-int logind_what_has_sleep(const char *what)
+/* Whether the colon-separated list has word (exactly, not as a prefix:
+ * "idle" is not "idle-something"). */
+static int what_has(const char *what, const char *word)
 {
 	const char *p = what;
+	size_t wl = strlen(word);
 
 	while (p && *p) {
 		size_t len = strcspn(p, ":");
 
-		if (len == 5 && !strncmp(p, "sleep", 5))
+		if (len == wl && !strncmp(p, word, wl))
 			return 1;
 		p += len;
 		if (*p == ':')
@@ -32,17 +35,42 @@ int logind_what_has_sleep(const char *what)
 	return 0;
 }
 
-int logind_inhibitor_from(struct logind_inhibitor *inh, const char *what, const char *who,
-                          const char *why, const char *mode, uint32_t uid, uint32_t pid)
+int logind_what_has_sleep(const char *what)
+{
+	return what_has(what, "sleep");
+}
+
+int logind_what_has_idle(const char *what)
+{
+	return what_has(what, "idle");
+}
+
+static void fill(struct logind_inhibitor *inh, const char *who, const char *why, uint32_t uid,
+                 uint32_t pid)
 {
 	size_t pre = strlen(LOGIND_CLIENT_PREFIX);
 
-	if (!logind_what_has_sleep(what) || !mode || strcmp(mode, "block"))
-		return 0;
 	memcpy(inh->name, LOGIND_CLIENT_PREFIX, pre);
 	logind_clean_name(inh->name + pre, sizeof(inh->name) - pre, who);
 	logind_clean_name(inh->hold, sizeof(inh->hold), why);
 	inh->uid = uid;
 	inh->pid = pid;
+}
+
+int logind_idle_inhibitor_from(struct logind_inhibitor *inh, const char *what, const char *who,
+                               const char *why, const char *mode, uint32_t uid, uint32_t pid)
+{
+	if (!logind_what_has_idle(what) || !mode || strcmp(mode, "block"))
+		return 0;
+	fill(inh, who, why, uid, pid);
+	return 1;
+}
+
+int logind_inhibitor_from(struct logind_inhibitor *inh, const char *what, const char *who,
+                          const char *why, const char *mode, uint32_t uid, uint32_t pid)
+{
+	if (!logind_what_has_sleep(what) || !mode || strcmp(mode, "block"))
+		return 0;
+	fill(inh, who, why, uid, pid);
 	return 1;
 }

@@ -7,6 +7,7 @@
 
 int logind_open(struct daemon *d)
 {
+	logind_presence_bus(d->presence, LP_BUS_BUILT_WITHOUT);
 	if (d->cfg.logind_mode != LOGIND_OFF && d->cfg.logind_explicit)
 		log_warn("[logind] mode: this wakelockd was built without sd-bus (libsystemd); "
 		         "logind's inhibitors are not followed");

@@ -81,6 +81,8 @@ int daemon_reload(struct daemon *d)
 	    n.display_off_delay_ms != d->cfg.display_off_delay_ms ||
 	    n.idle_timeout_ms != d->cfg.idle_timeout_ms || n.lid_closed != d->cfg.lid_closed ||
 	    n.never_on_ac != d->cfg.never_on_ac || n.ngrace != d->cfg.ngrace ||
+	    config_session_idle(&n) != config_session_idle(&d->cfg) ||
+	    config_idle_inhibitors(&n) != config_idle_inhibitors(&d->cfg) ||
 	    memcmp(n.grace, d->cfg.grace, sizeof(n.grace)))
 		log_warn("reload: [policy] and [wake_grace] change only on restart");
 	n.policy_mode = d->cfg.policy_mode;
@@ -88,6 +90,8 @@ int daemon_reload(struct daemon *d)
 	n.idle_timeout_ms = d->cfg.idle_timeout_ms;
 	n.lid_closed = d->cfg.lid_closed;
 	n.never_on_ac = d->cfg.never_on_ac;
+	n.session_idle = d->cfg.session_idle;
+	n.idle_inhibitors = d->cfg.idle_inhibitors;
 	n.ngrace = d->cfg.ngrace;
 	memcpy(n.grace, d->cfg.grace, sizeof(n.grace));
 	/* Keep what cannot change at run time. */
@@ -130,6 +134,19 @@ static void after_cycle(struct powerloop *pl, void *arg)
 static int logind_src_last_look(struct awake_source *s)
 {
 	return logind_last_look(s->priv);
+}
+
+/* logind's sessions and idle inhibitors (logind_presence.c), where
+ * [policy] session_idle and idle_inhibitors want them. */
+static void add_logind_presence(struct daemon *d)
+{
+	struct awake_source *s[2] = { logind_presence_session_source(d->presence),
+	                              logind_presence_inhibit_source(d->presence) };
+
+	for (unsigned i = 0; i < 2; i++)
+		if (s[i] && awake_add(&d->pl, s[i]) < 0)
+			log_warn("%s: more than %u awake sources: it keeps nothing awake", s[i]->name,
+			         (unsigned)WL_MAX_SOURCES);
 }
 
 /* Sources that live as long as the daemon (freed at stop). */
@@ -433,6 +450,14 @@ static int start(struct daemon *d, char *err, size_t errlen)
 		return r;
 	d->pl.after_cycle = after_cycle;
 	d->pl.arg = d;
+	/* logind's word on a person: made before logind_open, which follows
+	 * it on the bus; its sources are registered below. */
+	d->presence = logind_presence_new(d, config_session_idle(&d->cfg),
+	                                  config_idle_inhibitors(&d->cfg));
+	if (!d->presence && (config_session_idle(&d->cfg) || config_idle_inhibitors(&d->cfg))) {
+		snprintf(err, errlen, "logind presence: out of memory");
+		return -ENOMEM;
+	}
 	/* Before the power thread starts: it reads the mirror's state. */
 	r = logind_open(d);
 	if (r < 0) {
@@ -444,6 +469,7 @@ static int start(struct daemon *d, char *err, size_t errlen)
 	d->logind_src.fd = -1;
 	d->logind_src.priv = d;
 	awake_add(&d->pl, &d->logind_src);
+	add_logind_presence(d);
 	d->seg.hdr->policy_mode = (uint32_t)d->cfg.policy_mode;
 	if (d->cfg.policy_mode == POLICY_PHONE || d->cfg.policy_mode == POLICY_LAPTOP) {
 		d->display = display_source_new(d->cfg.root[0] ? d->cfg.root : "/",
@@ -556,6 +582,7 @@ static void stop(struct daemon *d)
 	power_supply_source_free(power);
 	wake_grace_source_free(grace);
 	activity_source_free(activity);
+	logind_presence_free(d->presence);
 	if (!keep_pid_file)
 		unlink_pidfile();
 	close(d->pid_fd);
