@@ -146,7 +146,7 @@ static int read_pair(sd_bus_message *m, const char *sig, void *first)
 	char st[8];
 	int r;
 
-	snprintf(st, sizeof(st), "(%s)", sig);
+	snprintf(st, sizeof(st), "(%so)", sig);
 	r = sd_bus_message_enter_container(m, 'v', st);
 	if (r <= 0)
 		return -EBADMSG;
@@ -192,8 +192,10 @@ static int read_props(sd_bus_message *m, struct props *p)
 		if (sd_bus_message_read(m, "s", &key) <= 0)
 			return -EBADMSG;
 		r = read_prop(m, key, p);
-		if (r < 0)
+		if (r < 0) {
+			log_debug("logind: session property %s: %s", key, strerror(-r));
 			return r;
+		}
 		if (sd_bus_message_exit_container(m) < 0)
 			return -EBADMSG;
 	}

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <linux/input.h>
 #include <systemd/sd-bus.h>
 #include "lib/wl_client.h"
 #include "harness.h"
@@ -40,8 +41,30 @@ struct entry {
 	uint32_t uid, pid;
 };
 
+#define MAX_SESSIONS 8
+#define SESSION_IFACE "org.freedesktop.login1.Session"
+
+/* A session as the fake lists it and answers GetAll for it. */
+struct fsession {
+	int used;
+	char id[16], path[96], cls[16], type[16], seat[16];
+	int active, idle, remote;
+	uint64_t since;          /* IdleSinceHint: 0 = never set */
+	uint32_t uid;
+	int bad;                 /* Active of the wrong type */
+};
+
+/* Signals the fake's thread sends at the next command. */
+enum fsig { SIG_NONE, SIG_SESSION_NEW, SIG_SESSION_REMOVED, SIG_SESSION_CHANGED };
+
 /* The scripted logind: its thread owns the bus connection. */
 struct fake {
+	struct fsession ses[MAX_SESSIONS];
+	int sig;                  /* enum fsig, for session sig_session */
+	unsigned sig_session;
+	unsigned inhibits;        /* Inhibit calls answered */
+	char inhibit_args[160];   /* the last one's what/who/why/mode */
+	int lid_rd;               /* read end of the last inhibitor's pipe, -1 */
 	pthread_t th;
 	sd_bus *bus;
 	int cmd_fd;               /* eventfd: the test asks for something */
@@ -110,19 +133,129 @@ static int method_suspend(sd_bus_message *m, struct fake *f)
 	return r < 0 ? r : 1;
 }
 
+static int method_list_sessions(sd_bus_message *m, struct fake *f)
+{
+	sd_bus_message *reply = NULL;
+	int r = sd_bus_message_new_method_return(m, &reply);
+
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(susso)");
+	pthread_mutex_lock(&f->mu);
+	for (unsigned i = 0; r >= 0 && i < MAX_SESSIONS; i++)
+		if (f->ses[i].used)
+			r = sd_bus_message_append(reply, "(susso)", f->ses[i].id, f->ses[i].uid,
+			                          "user", f->ses[i].seat, f->ses[i].path);
+	pthread_mutex_unlock(&f->mu);
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	if (r >= 0)
+		r = sd_bus_send(NULL, reply, NULL);
+	sd_bus_message_unref(reply);
+	return r < 0 ? r : 1;
+}
+
+/* Inhibit as logind answers it: a descriptor whose closing ends the
+ * inhibitor; the fake keeps the other end to see when that happens. */
+static int method_inhibit(sd_bus_message *m, struct fake *f)
+{
+	const char *what, *who, *why, *mode;
+	int p[2], r;
+
+	r = sd_bus_message_read(m, "ssss", &what, &who, &why, &mode);
+	if (r < 0 || pipe2(p, O_CLOEXEC) < 0)
+		return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_INVALID_ARGS, "bad Inhibit");
+	pthread_mutex_lock(&f->mu);
+	f->inhibits++;
+	snprintf(f->inhibit_args, sizeof(f->inhibit_args), "%s/%s/%s/%s", what, who, why, mode);
+	if (f->lid_rd >= 0)
+		close(f->lid_rd);
+	f->lid_rd = p[0];
+	pthread_mutex_unlock(&f->mu);
+	r = sd_bus_reply_method_return(m, "h", p[1]);
+	close(p[1]);
+	return r < 0 ? r : 1;
+}
+
 static int on_object(sd_bus_message *m, void *ud, sd_bus_error *err)
 {
 	if (sd_bus_message_is_method_call(m, "org.freedesktop.login1.Manager", "ListInhibitors"))
 		return method_list(m, ud, err);
 	if (sd_bus_message_is_method_call(m, "org.freedesktop.login1.Manager", "Suspend"))
 		return method_suspend(m, ud);
+	if (sd_bus_message_is_method_call(m, "org.freedesktop.login1.Manager", "ListSessions"))
+		return method_list_sessions(m, ud);
+	if (sd_bus_message_is_method_call(m, "org.freedesktop.login1.Manager", "Inhibit"))
+		return method_inhibit(m, ud);
 	return 0;
+}
+
+static int append_session(sd_bus_message *r, const struct fsession *s)
+{
+	int k = sd_bus_message_open_container(r, 'a', "{sv}");
+
+	if (k >= 0 && s->bad)
+		k = sd_bus_message_append(r, "{sv}", "Active", "s", "yes");
+	else if (k >= 0)
+		k = sd_bus_message_append(r, "{sv}", "Active", "b", s->active);
+	if (k >= 0)
+		k = sd_bus_message_append(r, "{sv}{sv}{sv}{sv}{sv}", "IdleHint", "b", s->idle,
+		                          "IdleSinceHint", "t", s->since, "IdleSinceHintMonotonic",
+		                          "t", s->since, "Class", "s", s->cls, "Type", "s", s->type);
+	if (k >= 0)
+		k = sd_bus_message_append(r, "{sv}{sv}{sv}{sv}", "Seat", "(so)", s->seat,
+		                          "/org/freedesktop/login1/seat/x", "User", "(uo)", s->uid,
+		                          "/org/freedesktop/login1/user/x", "Remote", "b", s->remote,
+		                          "Name", "s", "someone");
+	if (k >= 0)
+		k = sd_bus_message_close_container(r);
+	return k;
+}
+
+/* GetAll of a session object (a fallback under .../session). */
+static int on_session(sd_bus_message *m, void *ud, sd_bus_error *err)
+{
+	struct fake *f = ud;
+	sd_bus_message *reply = NULL;
+	const char *path = sd_bus_message_get_path(m);
+	int r = -ENOENT;
+
+	(void)err;
+	if (!sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "GetAll"))
+		return 0;
+	pthread_mutex_lock(&f->mu);
+	for (unsigned i = 0; i < MAX_SESSIONS; i++)
+		if (f->ses[i].used && !strcmp(f->ses[i].path, path)) {
+			r = sd_bus_message_new_method_return(m, &reply);
+			if (r >= 0)
+				r = append_session(reply, &f->ses[i]);
+		}
+	pthread_mutex_unlock(&f->mu);
+	if (r == -ENOENT)
+		return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_UNKNOWN_OBJECT, "no session");
+	if (r >= 0)
+		r = sd_bus_send(NULL, reply, NULL);
+	sd_bus_message_unref(reply);
+	return r < 0 ? r : 1;
+}
+
+/* The session signal a case asked for (fake's thread, mu not held). */
+static void send_session_signal(struct fake *f, int sig, const struct fsession *s)
+{
+	if (sig == SIG_SESSION_NEW || sig == SIG_SESSION_REMOVED)
+		sd_bus_emit_signal(f->bus, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+		                   sig == SIG_SESSION_NEW ? "SessionNew" : "SessionRemoved", "so", s->id,
+		                   s->path);
+	else if (sig == SIG_SESSION_CHANGED)
+		sd_bus_emit_signal(f->bus, s->path, "org.freedesktop.DBus.Properties",
+		                   "PropertiesChanged", "sa{sv}as", SESSION_IFACE, 1, "IdleHint", "b",
+		                   s->idle, 0);
 }
 
 static void fake_command(struct fake *f)
 {
+	struct fsession ses;
 	uint64_t v;
-	int announce, own;
+	int announce, own, sig;
 
 	if (read(f->cmd_fd, &v, sizeof(v)) < 0)
 		return;
@@ -130,7 +263,12 @@ static void fake_command(struct fake *f)
 	announce = f->announce;
 	f->announce = 0;
 	own = f->own;
+	sig = f->sig;
+	f->sig = SIG_NONE;
+	ses = f->ses[f->sig_session];
 	pthread_mutex_unlock(&f->mu);
+	if (sig != SIG_NONE && f->owning)
+		send_session_signal(f, sig, &ses);
 	if (own && !f->owning)
 		f->owning = sd_bus_request_name(f->bus, "org.freedesktop.login1", 0) >= 0;
 	else if (!own && f->owning)
@@ -260,6 +398,8 @@ static int start_fake(struct env *e)
 	if (r >= 0)
 		r = sd_bus_add_object(f->bus, NULL, "/org/freedesktop/login1", on_object, f);
 	if (r >= 0)
+		r = sd_bus_add_fallback(f->bus, NULL, "/org/freedesktop/login1/session", on_session, f);
+	if (r >= 0)
 		r = sd_bus_request_name(f->bus, "org.freedesktop.login1", 0);
 	if (r < 0)
 		return r;
@@ -278,6 +418,7 @@ static struct env *start_all(void (*init)(struct fake *), const char *const *ext
 
 	assert_non_null(e);
 	current = e;
+	e->f.lid_rd = -1;
 	pthread_mutex_init(&e->f.mu, NULL);
 	if (start_bus(e) < 0)
 		fail_msg("dbus-daemon did not start (is it installed?)");
@@ -307,6 +448,8 @@ static int stop_env(struct env *e)
 		sd_bus_flush_close_unref(f->bus);
 	if (f->cmd_fd > 0)
 		close(f->cmd_fd);
+	if (f->lid_rd >= 0)
+		close(f->lid_rd);
 	if (e->dbus > 0) {
 		kill(e->dbus, SIGTERM);
 		waitpid(e->dbus, NULL, 0);
@@ -682,12 +825,439 @@ static void test_no_bus(void **st)
 	(void)st;
 	assert_non_null(e);
 	current = e;
+	e->f.lid_rd = -1;
 	setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/wl-test/bus", 1);
 	assert_int_equal(hd_prepare(&e->d), 0);
 	assert_int_equal(hd_start(&e->d, NULL), 0);
 	assert_suspends(e, "without a bus");
 	snprintf(cmd, sizeof(cmd), "grep -q 'logind: no system bus' %s", e->d.log);
 	assert_int_equal(system(cmd), 0);
+	stop_all(e);
+}
+
+
+/* --- logind's presence: sessions, idle inhibitors, the lid -------------- */
+
+static const char *const LAPTOP[] = { "--policy", "laptop", "--idle-timeout-ms", "1", "--log-level", "debug", NULL };
+
+/* The state a source published, "" if there is no such source. */
+static const char *state_of(struct env *e, const char *name)
+{
+	static char buf[128];
+	const struct wl_shm_header *h = hd_snap(&e->d);
+
+	buf[0] = 0;
+	for (uint32_t i = 0; i < h->nsources && i < WL_MAX_SOURCES; i++)
+		if (!strcmp(h->sources[i].name, name))
+			snprintf(buf, sizeof(buf), "%s", h->sources[i].state);
+	return buf;
+}
+
+static int holding_of(struct env *e, const char *name)
+{
+	const struct wl_shm_header *h = hd_snap(&e->d);
+
+	for (uint32_t i = 0; i < h->nsources && i < WL_MAX_SOURCES; i++)
+		if (!strcmp(h->sources[i].name, name))
+			return (int)h->sources[i].holding;
+	return -1;
+}
+
+static const char *want_name, *want_state;
+
+static int state_has(void *arg)
+{
+	return strstr(state_of(arg, want_name), want_state) != NULL;
+}
+
+static int wait_state(struct env *e, const char *name, const char *what, unsigned ms)
+{
+	want_name = name;
+	want_state = what;
+	return hd_wait_for(state_has, e, ms);
+}
+
+/* Session i as a desktop's: class user, wayland, on seat0, local, its
+ * IdleHint set once before (since), active and not idle. */
+static void desk_session(struct fake *f, unsigned i, const char *id)
+{
+	struct fsession *s = &f->ses[i];
+
+	memset(s, 0, sizeof(*s));
+	s->used = 1;
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	snprintf(s->path, sizeof(s->path), "/org/freedesktop/login1/session/_3%s", id);
+	snprintf(s->cls, sizeof(s->cls), "user");
+	snprintf(s->type, sizeof(s->type), "wayland");
+	snprintf(s->seat, sizeof(s->seat), "seat0");
+	s->active = 1;
+	s->since = 1700000000000000ull;
+	s->uid = 1000;
+}
+
+static void dumplog(struct env *e)
+{
+	char cmd[400];
+
+	snprintf(cmd, sizeof(cmd), "cat %s", e->d.log);
+	if (system(cmd)) {}
+}
+
+static void one_desk(struct fake *f)
+{
+	desk_session(f, 0, "2");
+}
+
+/* Change session i under mu with fn, then send sig about it. */
+static void session_signal(struct fake *f, unsigned i, int sig)
+{
+	pthread_mutex_lock(&f->mu);
+	f->sig = sig;
+	f->sig_session = i;
+	pthread_mutex_unlock(&f->mu);
+	fake_poke(f, 0);
+}
+
+static void set_idle(struct fake *f, unsigned i, int idle)
+{
+	pthread_mutex_lock(&f->mu);
+	f->ses[i].idle = idle;
+	pthread_mutex_unlock(&f->mu);
+	session_signal(f, i, SIG_SESSION_CHANGED);
+}
+
+static int session_holds(void *arg)
+{
+	return holding_of(arg, "session") == 1;
+}
+
+/* An active session that sets IdleHint holds while not idle; IdleHint
+ * true lets go, false holds again; the session removed lets go. */
+static void test_session_idle_hint(void **st)
+{
+	struct env *e = start_all(one_desk, LAPTOP);
+
+	(void)st;
+	if (!hd_wait_for(session_holds, e, 3000) && (dumplog(e), 1))
+		fail_msg("the session does not hold: \"%s\" (log %s)", state_of(e, "session"),
+		         e->d.log);
+	assert_string_equal(state_of(e, "session"), "session 2 (wayland, uid 1000) active, not idle");
+	assert_no_suspend(e, 300);
+	set_idle(&e->f, 0, 1);
+	assert_suspends(e, "with the session idle");
+	assert_true(wait_state(e, "session", "1 of 1 session sets IdleHint: idle or not active",
+	                       1000));
+	set_idle(&e->f, 0, 0);
+	assert_true(hd_wait_for(session_holds, e, 2000));
+	hd_sleep_ms(100);
+	assert_no_suspend(e, 300);
+	session_signal(&e->f, 0, SIG_SESSION_REMOVED);
+	assert_suspends(e, "after the session was removed");
+	assert_true(wait_state(e, "session", "no session that sets IdleHint", 1000));
+	stop_all(e);
+}
+
+/* Sessions that say nothing of a person keep nothing awake: inactive (a
+ * session switched away from), IdleHint never set (no idle agent), a
+ * remote one without a seat (root over ssh), a greeter, a tty, one whose
+ * properties have the wrong type, and one whose path is not a session's.
+ * A qualifying one announced with SessionNew then holds. */
+static void quiet_sessions(struct fake *f)
+{
+	for (unsigned i = 0; i < 7; i++)
+		desk_session(f, i, (const char[][2]){ "a", "b", "c", "d", "e", "f", "g" }[i]);
+	f->ses[0].active = 0;
+	f->ses[1].since = 0;
+	f->ses[2].seat[0] = 0;
+	f->ses[2].remote = 1;
+	snprintf(f->ses[2].type, sizeof(f->ses[2].type), "tty");
+	f->ses[2].uid = 0;
+	snprintf(f->ses[3].cls, sizeof(f->ses[3].cls), "greeter");
+	snprintf(f->ses[4].type, sizeof(f->ses[4].type), "tty");
+	f->ses[5].bad = 1;
+	snprintf(f->ses[6].path, sizeof(f->ses[6].path), "/org/freedesktop/login1/user/_1000");
+}
+
+static void test_sessions_that_do_not_count(void **st)
+{
+	struct env *e = start_all(quiet_sessions, LAPTOP);
+
+	(void)st;
+	/* Six listed (not the one outside the session path), the inactive
+	 * one counts but does not hold. */
+	if (!wait_state(e, "session", "1 of 6 sessions sets IdleHint: idle or not active", 3000))
+		fail_msg("session: \"%s\"", state_of(e, "session"));
+	assert_suspends(e, "with no session that counts");
+	assert_int_equal(holding_of(e, "session"), 0);
+	assert_true(hd_log_has(&e->d, "properties of session f are not understood"));
+	/* The inactive one becomes the active one (a VT switch). */
+	pthread_mutex_lock(&e->f.mu);
+	e->f.ses[0].active = 1;
+	pthread_mutex_unlock(&e->f.mu);
+	session_signal(&e->f, 0, SIG_SESSION_CHANGED);
+	assert_true(hd_wait_for(session_holds, e, 2000));
+	hd_sleep_ms(100);
+	assert_no_suspend(e, 300);
+	pthread_mutex_lock(&e->f.mu);
+	e->f.ses[0].active = 0;
+	desk_session(&e->f, 7, "h");
+	pthread_mutex_unlock(&e->f.mu);
+	session_signal(&e->f, 0, SIG_SESSION_CHANGED);
+	assert_suspends(e, "with the session inactive again");
+	session_signal(&e->f, 7, SIG_SESSION_NEW);
+	assert_true(hd_wait_for(session_holds, e, 2000));
+	assert_true(wait_state(e, "session", "session h (wayland", 1000));
+	stop_all(e);
+}
+
+/* The phone policy does not follow sessions, unless asked. */
+static void test_session_idle_off_in_phone(void **st)
+{
+	struct env *e = start_all(one_desk, NULL);
+
+	(void)st;
+	assert_suspends(e, "in phone mode with an active session");
+	assert_int_equal(holding_of(e, "session"), -1);
+	assert_int_equal(holding_of(e, "idle-inhibit"), -1);
+	stop_all(e);
+}
+
+static void test_session_idle_yes_in_phone(void **st)
+{
+	const char *const extra[] = { "--session-idle", "yes", NULL };
+	struct env *e = start_all(one_desk, extra);
+
+	(void)st;
+	assert_true(hd_wait_for(session_holds, e, 3000));
+	assert_int_equal(holding_of(e, "idle-inhibit"), -1);
+	stop_all(e);
+}
+
+static void video(struct fake *f)
+{
+	f->n = 3;
+	fake_set(f, 0, "idle", "Totem", "Playing video", "block", 1000, 77);
+	fake_set(f, 1, "idle", "Lazy", "delay is not a block", "delay", 1000, 78);
+	fake_set(f, 2, "handle-lid-switch", "shell", "lid", "block", 1000, 79);
+	one_desk(f);
+}
+
+static int idle_inhibit_holds(void *arg)
+{
+	return holding_of(arg, "idle-inhibit") == 1;
+}
+
+/* A lid switch on a FIFO the daemon reads as an input device. */
+static int lid_fifo(struct env *e)
+{
+	char path[400];
+	int fd = -1;
+
+	snprintf(path, sizeof(path), "%s/dev/input/event0", e->d.dir);
+	for (int i = 0; i < 200 && fd < 0; i++) {
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			hd_sleep_ms(10);
+	}
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static void lid(int fd, int closed)
+{
+	struct input_event ev[2];
+
+	memset(ev, 0, sizeof(ev));
+	ev[0].type = EV_SW;
+	ev[0].code = SW_LID;
+	ev[0].value = closed;
+	ev[1].type = EV_SYN;
+	ev[1].code = SYN_REPORT;
+	assert_int_equal(write(fd, ev, sizeof(ev)), (ssize_t)sizeof(ev));
+}
+
+/* Start with a FIFO at dev/input/event0 (made before the daemon). */
+static struct env *start_with_lid(void (*init)(struct fake *), const char *const *extra,
+                                  int *fd)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	char path[400];
+
+	assert_non_null(e);
+	current = e;
+	e->f.lid_rd = -1;
+	pthread_mutex_init(&e->f.mu, NULL);
+	if (start_bus(e) < 0)
+		fail_msg("dbus-daemon did not start (is it installed?)");
+	if (init)
+		init(&e->f);
+	assert_int_equal(start_fake(e), 0);
+	setenv("DBUS_SYSTEM_BUS_ADDRESS", e->busaddr, 1);
+	assert_int_equal(hd_prepare(&e->d), 0);
+	hd_put(&e->d, "dev/input/.keep", "");
+	snprintf(path, sizeof(path), "%s/dev/input/event0", e->d.dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	if (hd_start(&e->d, extra) < 0)
+		fail_msg("daemon did not start (log in %s)", e->d.log);
+	*fd = lid_fifo(e);
+	return e;
+}
+
+/* An idle block inhibitor holds, shown with who and why; a delay one
+ * does not; a closed lid stops it and the session at once, opened it
+ * holds again; released (and the session idle) the system suspends. */
+static void test_idle_inhibitor_and_lid(void **st)
+{
+	int fd;
+	struct env *e = start_with_lid(video, LAPTOP, &fd);
+
+	(void)st;
+	lid(fd, 0);
+	if (!hd_wait_for(idle_inhibit_holds, e, 3000))
+		fail_msg("the idle inhibitor does not hold: \"%s\"", state_of(e, "idle-inhibit"));
+	assert_string_equal(state_of(e, "idle-inhibit"),
+	                    "logind:Totem \"Playing_video\" uid 1000 pid 77");
+	assert_true(hd_wait_for(session_holds, e, 2000));
+	assert_int_equal(logind_slots(e), 0);   /* presence, not a sleep inhibitor */
+	assert_no_suspend(e, 300);
+	lid(fd, 1);
+	assert_suspends(e, "with the lid closed");
+	assert_int_equal(holding_of(e, "idle-inhibit"), 0);
+	assert_int_equal(holding_of(e, "session"), 0);
+	assert_non_null(strstr(state_of(e, "idle-inhibit"), "lid closed: not holding"));
+	assert_non_null(strstr(state_of(e, "session"), "lid closed: not holding"));
+	lid(fd, 0);
+	assert_true(hd_wait_for(idle_inhibit_holds, e, 2000));
+	hd_sleep_ms(100);
+	assert_no_suspend(e, 300);
+	/* The inhibitor alone (the session idle), then nothing. */
+	set_idle(&e->f, 0, 1);
+	assert_no_suspend(e, 300);
+	fake_one(&e->f, NULL, NULL, NULL, NULL, 0, 0, 1);
+	assert_suspends(e, "after the video stopped");
+	assert_true(wait_state(e, "idle-inhibit", "no idle inhibitor", 1000));
+	close(fd);
+	stop_all(e);
+}
+
+static unsigned inhibits_of(struct fake *f)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&f->mu);
+	n = f->inhibits;
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
+static int inhibited(void *arg)
+{
+	return inhibits_of(arg) > 0;
+}
+
+/* 1 if the descriptor the fake handed out for the lid inhibitor is
+ * closed everywhere (its pipe's read end hangs up), 0 if held. */
+static int lid_released(struct fake *f)
+{
+	struct pollfd p = { .events = POLLIN };
+	int r;
+
+	pthread_mutex_lock(&f->mu);
+	p.fd = f->lid_rd;
+	pthread_mutex_unlock(&f->mu);
+	assert_true(p.fd >= 0);
+	r = poll(&p, 1, 0);
+	return r > 0 && (p.revents & POLLHUP);
+}
+
+/* Laptop mode handles the lid: wakelockd holds logind's
+ * handle-lid-switch inhibitor, in block mode, until it exits. */
+static void test_lid_inhibitor_laptop(void **st)
+{
+	struct env *e = start_all(NULL, LAPTOP);
+	char args[160];
+
+	(void)st;
+	assert_true(hd_wait_for(inhibited, &e->f, 3000));
+	pthread_mutex_lock(&e->f.mu);
+	snprintf(args, sizeof(args), "%s", e->f.inhibit_args);
+	pthread_mutex_unlock(&e->f.mu);
+	assert_string_equal(args, "handle-lid-switch/wakelockd/wakelockd handles the lid/block");
+	hd_sleep_ms(200);
+	assert_int_equal(lid_released(&e->f), 0);
+	assert_true(hd_log_has(&e->d, "holding the handle-lid-switch inhibitor"));
+	assert_int_equal(hd_stop(&e->d), 0);
+	assert_int_equal(lid_released(&e->f), 1);
+	assert_int_equal(inhibits_of(&e->f), 1);
+	stop_env(e);   /* the daemon stopped already */
+}
+
+/* logind restarting: the sessions and the lid inhibitor go with it (a
+ * log line; the activity source still sees the person), and come back
+ * with it: listed again, the inhibitor taken again. */
+static void test_logind_restart_presence(void **st)
+{
+	struct env *e = start_all(one_desk, LAPTOP);
+
+	(void)st;
+	assert_true(hd_wait_for(session_holds, e, 3000));
+	assert_true(hd_wait_for(inhibited, &e->f, 2000));
+	pthread_mutex_lock(&e->f.mu);
+	e->f.own = 0;
+	pthread_mutex_unlock(&e->f.mu);
+	fake_poke(&e->f, 0);
+	assert_suspends(e, "after logind left");
+	assert_true(hd_log_has(&e->d, "logind left the bus: its inhibitors and sessions are gone"));
+	assert_true(hd_log_has(&e->d, "handle-lid-switch inhibitor released (logind left"));
+	assert_true(wait_state(e, "session", "logind is not on the bus", 1000));
+	assert_int_equal(lid_released(&e->f), 1);
+	pthread_mutex_lock(&e->f.mu);
+	e->f.own = 1;
+	pthread_mutex_unlock(&e->f.mu);
+	fake_poke(&e->f, 0);
+	assert_true(hd_wait_for(session_holds, e, 2000));
+	hd_sleep_ms(200);
+	assert_no_suspend(e, 300);
+	assert_int_equal(inhibits_of(&e->f), 2);
+	assert_int_equal(lid_released(&e->f), 0);
+	stop_all(e);
+}
+
+/* Who does not handle the lid does not take logind's inhibitor: the
+ * phone and appliance policies, and lid_closed = ignore. */
+static void no_lid_inhibitor(const char *const *extra)
+{
+	struct env *e = start_all(NULL, extra);
+
+	assert_suspends(e, "without a hold");
+	hd_sleep_ms(200);
+	assert_int_equal(inhibits_of(&e->f), 0);
+	stop_all(e);
+}
+
+static void test_no_lid_inhibitor(void **st)
+{
+	(void)st;
+	no_lid_inhibitor(NULL);
+	no_lid_inhibitor((const char *const[]){ "--policy", "appliance", NULL });
+	no_lid_inhibitor((const char *const[]){ "--policy", "laptop", "--idle-timeout-ms", "1",
+	                                        "--lid-closed", "ignore", NULL });
+}
+
+/* Without logind on the bus: a clear state, and suspends as before. */
+static void test_presence_without_logind(void **st)
+{
+	struct env *e = start_all(one_desk, LAPTOP);
+
+	(void)st;
+	/* logind gone before anything: as at a start without it. */
+	pthread_mutex_lock(&e->f.mu);
+	e->f.own = 0;
+	pthread_mutex_unlock(&e->f.mu);
+	fake_poke(&e->f, 0);
+	assert_suspends(e, "without logind");
+	assert_true(wait_state(e, "session", "logind is not on the bus", 1000));
+	assert_true(wait_state(e, "idle-inhibit", "logind is not on the bus", 1000));
 	stop_all(e);
 }
 
@@ -703,6 +1273,15 @@ int main(void)
 		cmocka_unit_test_teardown(test_mode_off, teardown),
 		cmocka_unit_test_teardown(test_suspend_through_logind, teardown),
 		cmocka_unit_test_teardown(test_no_bus, teardown),
+		cmocka_unit_test_teardown(test_session_idle_hint, teardown),
+		cmocka_unit_test_teardown(test_sessions_that_do_not_count, teardown),
+		cmocka_unit_test_teardown(test_session_idle_off_in_phone, teardown),
+		cmocka_unit_test_teardown(test_session_idle_yes_in_phone, teardown),
+		cmocka_unit_test_teardown(test_idle_inhibitor_and_lid, teardown),
+		cmocka_unit_test_teardown(test_lid_inhibitor_laptop, teardown),
+		cmocka_unit_test_teardown(test_logind_restart_presence, teardown),
+		cmocka_unit_test_teardown(test_no_lid_inhibitor, teardown),
+		cmocka_unit_test_teardown(test_presence_without_logind, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
