@@ -838,7 +838,7 @@ static void test_no_bus(void **st)
 
 /* --- logind's presence: sessions, idle inhibitors, the lid -------------- */
 
-static const char *const LAPTOP[] = { "--policy", "laptop", "--idle-timeout-ms", "1", "--log-level", "debug", NULL };
+static const char *const LAPTOP[] = { "--policy", "laptop", "--idle-timeout-ms", "1", NULL };
 
 /* The state a source published, "" if there is no such source. */
 static const char *state_of(struct env *e, const char *name)
@@ -1188,8 +1188,59 @@ static void test_lid_inhibitor_laptop(void **st)
 	assert_true(hd_log_has(&e->d, "holding the handle-lid-switch inhibitor"));
 	assert_int_equal(hd_stop(&e->d), 0);
 	assert_int_equal(lid_released(&e->f), 1);
+	assert_true(hd_log_has(&e->d, "handle-lid-switch inhibitor released (wakelockd no longer"));
 	assert_int_equal(inhibits_of(&e->f), 1);
 	stop_env(e);   /* the daemon stopped already */
+}
+
+static int lid_released_pred(void *arg)
+{
+	return lid_released(arg);
+}
+
+/* A reload to [logind] mode = off releases the inhibitor while the
+ * daemon runs on; back to inhibitors, it is taken again. */
+static void test_lid_inhibitor_reload(void **st)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	const char *conf = "[policy]\nmode = laptop\nidle_timeout_ms = 1\n[logind]\nmode = %s\n";
+	char text[160], path[400];
+	const char *const extra[] = { "-c", path, NULL };
+	FILE *c;
+
+	(void)st;
+	assert_non_null(e);
+	current = e;
+	e->f.lid_rd = -1;
+	pthread_mutex_init(&e->f.mu, NULL);
+	assert_int_equal(start_bus(e), 0);
+	assert_int_equal(start_fake(e), 0);
+	setenv("DBUS_SYSTEM_BUS_ADDRESS", e->busaddr, 1);
+	assert_int_equal(hd_prepare(&e->d), 0);
+	snprintf(path, sizeof(path), "%s", e->d.conf);
+	for (int round = 0; round < 3; round++) {
+		snprintf(text, sizeof(text), conf, round == 1 ? "off" : "inhibitors");
+		c = fopen(path, "w");
+		assert_non_null(c);
+		fputs(text, c);
+		fclose(c);
+		if (round == 0)
+			assert_int_equal(hd_start(&e->d, extra), 0);
+		else
+			kill(e->d.pid, SIGHUP);
+		if (round == 1) {
+			assert_true(hd_wait_for(lid_released_pred, &e->f, 2000));
+		} else {
+			unsigned want = round ? 2 : 1;
+
+			for (int i = 0; i < 200 && inhibits_of(&e->f) < want; i++)
+				hd_sleep_ms(10);
+			assert_int_equal(inhibits_of(&e->f), want);
+			hd_sleep_ms(100);
+			assert_int_equal(lid_released(&e->f), 0);
+		}
+	}
+	stop_all(e);
 }
 
 /* logind restarting: the sessions and the lid inhibitor go with it (a
@@ -1279,6 +1330,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_session_idle_yes_in_phone, teardown),
 		cmocka_unit_test_teardown(test_idle_inhibitor_and_lid, teardown),
 		cmocka_unit_test_teardown(test_lid_inhibitor_laptop, teardown),
+		cmocka_unit_test_teardown(test_lid_inhibitor_reload, teardown),
 		cmocka_unit_test_teardown(test_logind_restart_presence, teardown),
 		cmocka_unit_test_teardown(test_no_lid_inhibitor, teardown),
 		cmocka_unit_test_teardown(test_presence_without_logind, teardown),
