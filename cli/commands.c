@@ -30,6 +30,25 @@ static int fail(int r)
 	return r == -ENOTCONN ? 3 : 1;
 }
 
+/* The daemon's awake sources that hold besides the clients (the display,
+ * a logind session, an idle inhibitor with its who and why), as the last
+ * look published them; `status` shows every source. */
+static void list_sources(const struct wl_shm_header *h)
+{
+	for (uint32_t i = 0; i < h->nsources && i < WL_MAX_SOURCES; i++) {
+		const struct wl_shm_source *src = &h->sources[i];
+		char state[sizeof(src->state)], shown[4 * sizeof(src->state)];
+
+		if (!src->holding || !src->state[0])
+			continue;
+		/* Cleaned by the daemon already; escaped all the same, as
+		 * the holds' names are. */
+		snprintf(state, sizeof(state), "%.*s", (int)sizeof(state) - 1, src->state);
+		wl_escape(shown, sizeof(shown), state);
+		printf("source %-.*s holds: %s\n", WAKELOCK_NAME_MAX - 1, src->name, shown);
+	}
+}
+
 int cmd_list(const struct cli *cli, int all)
 {
 	struct snapshot s;
@@ -85,6 +104,8 @@ int cmd_list(const struct cli *cli, int all)
 		printf("]}\n");
 	else if (!shown)
 		printf("(no %sholds; suspend counter %u)\n", all ? "" : "active ", h->counter);
+	if (!cli->json)
+		list_sources(h);
 	snapshot_free(&s);
 	return 0;
 }

@@ -1103,6 +1103,22 @@ static struct env *start_with_lid(void (*init)(struct fake *), const char *const
 	return e;
 }
 
+/* `wakelock list`'s output has what. */
+static int list_has(const char *what)
+{
+	char cmd[600], line[512];
+	FILE *p;
+	int found = 0;
+
+	snprintf(cmd, sizeof(cmd), "%s list", hd_bin("wakelock"));
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p))
+		found |= strstr(line, what) != NULL;
+	pclose(p);
+	return found;
+}
+
 /* An idle block inhibitor holds, shown with who and why; a delay one
  * does not; a closed lid stops it and the session at once, opened it
  * holds again; released (and the session idle) the system suspends. */
@@ -1119,6 +1135,8 @@ static void test_idle_inhibitor_and_lid(void **st)
 	                    "logind:Totem \"Playing_video\" uid 1000 pid 77");
 	assert_true(hd_wait_for(session_holds, e, 2000));
 	assert_int_equal(logind_slots(e), 0);   /* presence, not a sleep inhibitor */
+	assert_true(list_has("source idle-inhibit holds: logind:Totem \"Playing_video\" uid 1000"));
+	assert_true(list_has("source session holds: session 2 (wayland, uid 1000)"));
 	assert_no_suspend(e, 300);
 	lid(fd, 1);
 	assert_suspends(e, "with the lid closed");
