@@ -516,6 +516,46 @@ static void test_logind_names(void **st)
 	assert_int_equal(logind_inhibitor_from(&inh, "shutdown", "x", "y", "block", 0, 1), 0);
 	assert_int_equal(logind_inhibitor_from(&inh, "sleep", "x", "y", NULL, 0, 1), 0);
 	assert_int_equal(inh.uid, 0x5a5a5a5a);   /* untouched */
+
+	/* "idle" as a word of the list, in block mode only. */
+	assert_true(logind_what_has_idle("idle"));
+	assert_true(logind_what_has_idle("sleep:idle"));
+	assert_false(logind_what_has_idle("idle-ish:handle-lid-switch"));
+	assert_false(logind_what_has_idle(NULL));
+	assert_int_equal(logind_idle_inhibitor_from(&inh, "idle", "Totem", "Playing video",
+	                                            "block", 1000, 77), 1);
+	assert_string_equal(inh.name, "logind:Totem");
+	assert_string_equal(inh.hold, "Playing_video");
+	assert_int_equal(logind_idle_inhibitor_from(&inh, "idle", "x", "y", "delay", 0, 1), 0);
+	assert_int_equal(logind_idle_inhibitor_from(&inh, "sleep", "x", "y", "block", 0, 1), 0);
+}
+
+/* [policy] session_idle and idle_inhibitors: yes in laptop mode unless
+ * set, no in the others unless set. */
+static void test_logind_presence_settings(void **st)
+{
+	struct wld_config c;
+	char err[512] = "";
+
+	(void)st;
+	assert_int_equal(build(&c, err, "--policy", "laptop", NULL), CONFIG_OK);
+	assert_true(config_session_idle(&c));
+	assert_true(config_idle_inhibitors(&c));
+	assert_int_equal(build(&c, err, NULL), CONFIG_OK);
+	assert_false(config_session_idle(&c));
+	assert_false(config_idle_inhibitors(&c));
+	write_conf("[policy]\nmode = laptop\nsession_idle = no\n");
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_OK);
+	unlink(conf_path);
+	assert_false(config_session_idle(&c));
+	assert_true(config_idle_inhibitors(&c));
+	assert_int_equal(build(&c, err, "--session-idle", "yes", "--idle-inhibitors", "on", NULL),
+	                 CONFIG_OK);
+	assert_true(config_session_idle(&c));
+	assert_true(config_idle_inhibitors(&c));
+	expect_error("[policy]\nsession_idle = sometimes\n", "expected yes or no");
+	assert_int_equal(build(&c, err, "--idle-inhibitors", "maybe", NULL), CONFIG_ERROR);
+	assert_non_null(strstr(err, "expected yes or no"));
 }
 
 int main(void)
@@ -536,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_ledger_settings),
 		cmocka_unit_test(test_logind_mode),
 		cmocka_unit_test(test_logind_names),
+		cmocka_unit_test(test_logind_presence_settings),
 		cmocka_unit_test(test_policy_by_uid),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
