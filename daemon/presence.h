@@ -4,7 +4,8 @@
 
 /*
  * A closed lid (activity.c, [policy] lid_closed = suspend) stops the
- * presence sources from holding at once: the display and the activity.
+ * presence sources from holding at once: the display, the activity, and
+ * logind's sessions and idle inhibitors (logind_presence.c).
  * Client holds, alarms and logind's sleep inhibitors still hold: a lid
  * says nobody looks at the machine, not that nobody needs it.
  *
