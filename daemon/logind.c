@@ -12,6 +12,10 @@
  * free their slot, new ones get one, the power loop is kicked.  No timer
  * and no polling: a system held by an inhibitor costs nothing.
  *
+ * The same list's "idle" block inhibitors are presence, not slots
+ * (logind_presence.c), and the same connection follows the sessions and
+ * holds the handle-lid-switch inhibitor (logind_session.c).
+ *
  * Power thread: a connection of its own (sd-bus objects are not shared
  * between threads), opened at its first attempt, used for the last look.
  *
@@ -190,7 +194,7 @@ static void drop_all(struct daemon *d)
 
 /* The "idle" block inhibitors of one list, as presence
  * (logind_presence.c): counted, not mirrored; the first allowed one is
- * shown.  `deny logind:WHO` applies from the next list on. */
+ * shown.  A deny or allow lists them again (logind_policy_changed). */
 static void idle_inhibitors(struct daemon *d, sd_bus_message *reply)
 {
 	struct logind_inhibitor inh, first;
@@ -282,6 +286,12 @@ static void request_list(struct daemon *d)
 	sd_bus_message_unref(m);
 	if (r < 0)
 		log_warn("logind: cannot ask ListInhibitors: %s", strerror(-r));
+}
+
+void logind_policy_changed(struct daemon *d)
+{
+	if (d->logind && d->logind->bus && logind_presence_wants_inhibitors(d->presence))
+		request_list(d);
 }
 
 static int on_properties(sd_bus_message *m, void *userdata, sd_bus_error *ret)

@@ -128,6 +128,9 @@ void logind_presence_sessions(struct logind_presence *p, unsigned holding, unsig
 /* n idle block inhibitors that policy allows; first: one of them. */
 void logind_presence_inhibitors(struct logind_presence *p, const struct logind_inhibitor *first,
                                 unsigned n);
+/* Main thread: deny or allow changed; the idle inhibitors, which are
+ * not slots, are listed again (nothing without a bus). */
+void logind_policy_changed(struct daemon *d);
 /* Whether a colon-separated list of "what"s has "idle" (logind_names.c). */
 int logind_what_has_idle(const char *what);
 

@@ -16,6 +16,7 @@ int logind_open(struct daemon *d)
 
 void logind_close(struct daemon *d) { (void)d; }
 void logind_dispatch(struct daemon *d) { (void)d; }
+void logind_policy_changed(struct daemon *d) { (void)d; }
 int logind_timeout_ms(struct daemon *d) { (void)d; return -1; }
 int logind_last_look(void *arg) { (void)arg; return 0; }
 

@@ -193,7 +193,10 @@ static int read_props(sd_bus_message *m, struct props *p)
 			return -EBADMSG;
 		r = read_prop(m, key, p);
 		if (r < 0) {
-			log_debug("logind: session property %s: %s", key, strerror(-r));
+			char k[32];
+
+			logind_clean_name(k, sizeof(k), key);   /* logind's words: cleaned */
+			log_debug("logind: session property %s: %s", k, strerror(-r));
 			return r;
 		}
 		if (sd_bus_message_exit_container(m) < 0)

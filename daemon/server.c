@@ -20,6 +20,7 @@
 #include "lib/wl_region.h"
 #include "closer.h"
 #include "daemon.h"
+#include "logind.h"
 #include "ledger.h"
 #include "log.h"
 
@@ -723,6 +724,8 @@ void server_apply_policy(struct daemon *d)
 	/* Deny covers alarms: a denied client's no longer arm the timer. */
 	alarms_rearm(d);
 	wl_unlock(hdr);
+	/* logind's idle inhibitors are counted, not slots: ask again. */
+	logind_policy_changed(d);
 	powerloop_kick(&d->pl);
 }
 

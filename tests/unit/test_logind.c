@@ -1158,6 +1158,28 @@ static void test_idle_inhibitor_and_lid(void **st)
 	stop_all(e);
 }
 
+/* deny logind:WHO covers idle inhibitors: denied at start it keeps
+ * nothing awake; `wakelock allow` at run time makes it hold. */
+static void test_idle_inhibitor_denied(void **st)
+{
+	const char *const extra[] = { "--policy", "laptop", "--idle-timeout-ms", "1",
+	                              "--deny", "logind:Totem", NULL };
+	struct env *e = start_all(video, extra);
+	char cmd[600];
+
+	(void)st;
+	assert_true(hd_wait_for(session_holds, e, 3000));
+	set_idle(&e->f, 0, 1);
+	assert_suspends(e, "with the idle inhibitor denied");
+	assert_string_equal(state_of(e, "idle-inhibit"), "no idle inhibitor");
+	snprintf(cmd, sizeof(cmd), "%s allow logind:Totem >/dev/null", hd_bin("wakelock"));
+	assert_int_equal(system(cmd), 0);
+	assert_true(hd_wait_for(idle_inhibit_holds, e, 2000));
+	hd_sleep_ms(100);
+	assert_no_suspend(e, 300);
+	stop_all(e);
+}
+
 static unsigned inhibits_of(struct fake *f)
 {
 	unsigned n;
@@ -1347,6 +1369,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_session_idle_off_in_phone, teardown),
 		cmocka_unit_test_teardown(test_session_idle_yes_in_phone, teardown),
 		cmocka_unit_test_teardown(test_idle_inhibitor_and_lid, teardown),
+		cmocka_unit_test_teardown(test_idle_inhibitor_denied, teardown),
 		cmocka_unit_test_teardown(test_lid_inhibitor_laptop, teardown),
 		cmocka_unit_test_teardown(test_lid_inhibitor_reload, teardown),
 		cmocka_unit_test_teardown(test_logind_restart_presence, teardown),
