@@ -41,13 +41,13 @@ struct entry {
 	uint32_t uid, pid;
 };
 
-#define MAX_SESSIONS 8
+#define MAX_SESSIONS 80
 #define SESSION_IFACE "org.freedesktop.login1.Session"
 
 /* A session as the fake lists it and answers GetAll for it. */
 struct fsession {
 	int used;
-	char id[16], path[96], cls[16], type[16], seat[16];
+	char id[64], path[96], cls[16], type[16], seat[16];
 	int active, idle, remote;
 	uint64_t since;          /* IdleSinceHint: 0 = never set */
 	uint32_t uid;
@@ -1010,6 +1010,37 @@ static void test_sessions_that_do_not_count(void **st)
 	stop_all(e);
 }
 
+/* 70 sessions, with ids of escape sequences and quotes: 64 are
+ * followed (one line says so), the state shown is clean, one of them
+ * holds. */
+static void many_sessions(struct fake *f)
+{
+	for (unsigned i = 0; i < 70; i++) {
+		desk_session(f, i, "x");
+		snprintf(f->ses[i].id, sizeof(f->ses[i].id), "\x1b[2J\"%u\",\\\r\n%040u", i, i);
+		snprintf(f->ses[i].path, sizeof(f->ses[i].path),
+		         "/org/freedesktop/login1/session/_%u", i);
+		f->ses[i].idle = i != 0;
+	}
+}
+
+static void test_hostile_sessions(void **st)
+{
+	struct env *e = start_all(many_sessions, LAPTOP);
+	const char *state;
+
+	(void)st;
+	assert_true(hd_wait_for(session_holds, e, 5000));
+	state = state_of(e, "session");
+	for (const char *p = state; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			fail_msg("a control byte in the state: \"%s\"", state);
+	assert_non_null(strstr(state, "session _[2J_0___"));
+	assert_true(hd_log_has(&e->d, "more than 64 sessions"));
+	assert_no_suspend(e, 300);
+	stop_all(e);
+}
+
 /* The phone policy does not follow sessions, unless asked. */
 static void test_session_idle_off_in_phone(void **st)
 {
@@ -1335,6 +1366,25 @@ static void test_no_lid_inhibitor(void **st)
 	                                        "--lid-closed", "ignore", NULL });
 }
 
+/* No system bus in laptop mode: the sources say so, nothing holds. */
+static void test_no_bus_laptop(void **st)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	(void)st;
+	assert_non_null(e);
+	current = e;
+	e->f.lid_rd = -1;
+	setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/nonexistent/wl-test/bus", 1);
+	assert_int_equal(hd_prepare(&e->d), 0);
+	assert_int_equal(hd_start(&e->d, LAPTOP), 0);
+	assert_suspends(e, "without a bus");
+	assert_true(wait_state(e, "session", "logind not followed (no system bus", 1000));
+	assert_true(wait_state(e, "idle-inhibit", "logind not followed (no system bus", 1000));
+	assert_true(hd_log_has(&e->d, "logind: no system bus"));
+	stop_all(e);
+}
+
 /* Without logind on the bus: a clear state, and suspends as before. */
 static void test_presence_without_logind(void **st)
 {
@@ -1366,6 +1416,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_no_bus, teardown),
 		cmocka_unit_test_teardown(test_session_idle_hint, teardown),
 		cmocka_unit_test_teardown(test_sessions_that_do_not_count, teardown),
+		cmocka_unit_test_teardown(test_hostile_sessions, teardown),
 		cmocka_unit_test_teardown(test_session_idle_off_in_phone, teardown),
 		cmocka_unit_test_teardown(test_session_idle_yes_in_phone, teardown),
 		cmocka_unit_test_teardown(test_idle_inhibitor_and_lid, teardown),
@@ -1375,6 +1426,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_logind_restart_presence, teardown),
 		cmocka_unit_test_teardown(test_no_lid_inhibitor, teardown),
 		cmocka_unit_test_teardown(test_presence_without_logind, teardown),
+		cmocka_unit_test_teardown(test_no_bus_laptop, teardown),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
