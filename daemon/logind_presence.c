@@ -74,7 +74,7 @@ static void session_describe(struct awake_source *s, uint64_t now, char *buf, si
 		snprintf(buf, len, "%s%s%s", presence_suppressed ? "lid closed: not holding, " : "",
 		         p->first, p->holding > 1 ? " and others" : "");
 	else if (p->counted)
-		snprintf(buf, len, "%u of %u session%s set%s IdleHint: idle or not active",
+		snprintf(buf, len, "%u of %u session%s set%s IdleHint: idle, locked or not active",
 		         p->counted, p->seen, p->seen == 1 ? "" : "s", p->counted == 1 ? "s" : "");
 	else
 		snprintf(buf, len, "no session that sets IdleHint (%u session%s)", p->seen,

@@ -12,7 +12,8 @@
  * the system awake.  A session that never set IdleHint says nothing
  * about its person: a root ssh login, a tty, a bare X session have
  * IdleHint false for ever and would keep a phone or laptop awake for
- * ever.  logind computes a tty session's idleness from the tty's atime
+ * ever.  A locked session (LockedHint) holds nothing either: whoever
+ * locked it left, even if the idle agent has not said so yet.  logind computes a tty session's idleness from the tty's atime
  * without telling anyone, which only polling would see: the activity
  * source (evdev) covers those.
  *
@@ -54,7 +55,7 @@ struct session {
 	char id[16];             /* cleaned, for status */
 	sd_bus_slot *call;       /* GetAll in flight */
 	int again;               /* news while it was */
-	int counts, active, idle;
+	int counts, active, idle, locked;
 	uint32_t uid;
 	char type[12];           /* cleaned */
 };
@@ -86,7 +87,7 @@ static void publish(struct logind_sessions *ls)
 			continue;
 		seen++;
 		counted += s->counts;
-		if (s->counts && s->active && !s->idle && !holding++)
+		if (s->counts && s->active && !s->idle && !s->locked && !holding++)
 			snprintf(first, sizeof(first), "session %s (%s, uid %u) active, not idle",
 			         s->id, s->type, s->uid);
 	}
@@ -118,7 +119,7 @@ static void forget(struct session *s)
 }
 
 struct props {
-	int active, idle, remote;
+	int active, idle, locked, remote;
 	uint64_t since, since_mono;
 	const char *cls, *type, *seat;
 	uint32_t uid;
@@ -162,6 +163,8 @@ static int read_prop(sd_bus_message *m, const char *key, struct props *p)
 		return read_var(m, 'b', &p->active);
 	if (!strcmp(key, "IdleHint"))
 		return read_var(m, 'b', &p->idle);
+	if (!strcmp(key, "LockedHint"))
+		return read_var(m, 'b', &p->locked);
 	if (!strcmp(key, "Remote"))
 		return read_var(m, 'b', &p->remote);
 	if (!strcmp(key, "IdleSinceHint"))
@@ -241,11 +244,12 @@ static int on_props(sd_bus_message *reply, void *userdata, sd_bus_error *ret)
 		s->counts = counts(&p);
 		s->active = p.active;
 		s->idle = p.idle;
+		s->locked = p.locked;
 		s->uid = p.uid;
 		logind_clean_name(s->type, sizeof(s->type), p.type);
-		log_debug("logind: session %s (%s, uid %u): %s, %s, %s", s->id, s->type, s->uid,
+		log_debug("logind: session %s (%s, uid %u): %s, %s, %s%s", s->id, s->type, s->uid,
 		          s->counts ? "counts" : "does not count", p.active ? "active" : "inactive",
-		          p.idle ? "idle" : "not idle");
+		          p.idle ? "idle" : "not idle", p.locked ? ", locked" : "");
 	}
 	if (s->again) {
 		s->again = 0;

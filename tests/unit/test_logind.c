@@ -48,7 +48,7 @@ struct entry {
 struct fsession {
 	int used;
 	char id[64], path[96], cls[16], type[16], seat[16];
-	int active, idle, remote;
+	int active, idle, locked, remote;
 	uint64_t since;          /* IdleSinceHint: 0 = never set */
 	uint32_t uid;
 	int bad;                 /* Active of the wrong type */
@@ -201,6 +201,8 @@ static int append_session(sd_bus_message *r, const struct fsession *s)
 		k = sd_bus_message_append(r, "{sv}{sv}{sv}{sv}{sv}", "IdleHint", "b", s->idle,
 		                          "IdleSinceHint", "t", s->since, "IdleSinceHintMonotonic",
 		                          "t", s->since, "Class", "s", s->cls, "Type", "s", s->type);
+	if (k >= 0)
+		k = sd_bus_message_append(r, "{sv}", "LockedHint", "b", s->locked);
 	if (k >= 0)
 		k = sd_bus_message_append(r, "{sv}{sv}{sv}{sv}", "Seat", "(so)", s->seat,
 		                          "/org/freedesktop/login1/seat/x", "User", "(uo)", s->uid,
@@ -945,12 +947,23 @@ static void test_session_idle_hint(void **st)
 	assert_no_suspend(e, 300);
 	set_idle(&e->f, 0, 1);
 	assert_suspends(e, "with the session idle");
-	assert_true(wait_state(e, "session", "1 of 1 session sets IdleHint: idle or not active",
+	assert_true(wait_state(e, "session", "1 of 1 session sets IdleHint: idle, locked or not active",
 	                       1000));
 	set_idle(&e->f, 0, 0);
 	assert_true(hd_wait_for(session_holds, e, 2000));
 	hd_sleep_ms(100);
 	assert_no_suspend(e, 300);
+	/* Locked (the user pressed Super+L and left): lets go too. */
+	pthread_mutex_lock(&e->f.mu);
+	e->f.ses[0].locked = 1;
+	pthread_mutex_unlock(&e->f.mu);
+	session_signal(&e->f, 0, SIG_SESSION_CHANGED);
+	assert_suspends(e, "with the session locked");
+	pthread_mutex_lock(&e->f.mu);
+	e->f.ses[0].locked = 0;
+	pthread_mutex_unlock(&e->f.mu);
+	session_signal(&e->f, 0, SIG_SESSION_CHANGED);
+	assert_true(hd_wait_for(session_holds, e, 2000));
 	session_signal(&e->f, 0, SIG_SESSION_REMOVED);
 	assert_suspends(e, "after the session was removed");
 	assert_true(wait_state(e, "session", "no session that sets IdleHint", 1000));
@@ -985,7 +998,7 @@ static void test_sessions_that_do_not_count(void **st)
 	(void)st;
 	/* Six listed (not the one outside the session path), the inactive
 	 * one counts but does not hold. */
-	if (!wait_state(e, "session", "1 of 6 sessions sets IdleHint: idle or not active", 3000))
+	if (!wait_state(e, "session", "1 of 6 sessions sets IdleHint: idle, locked or not active", 3000))
 		fail_msg("session: \"%s\"", state_of(e, "session"));
 	assert_suspends(e, "with no session that counts");
 	assert_int_equal(holding_of(e, "session"), 0);
