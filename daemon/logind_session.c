@@ -463,11 +463,33 @@ static void lid_take(struct logind_sessions *ls)
 
 /* --- logind_bus.h -------------------------------------------------------- */
 
+/* SessionNew, SessionRemoved and the sessions' PropertiesChanged. */
+static int subscribe(struct logind_sessions *ls, sd_bus *bus)
+{
+	int r = sd_bus_match_signal_async(bus, &ls->match[0], LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER,
+	                                  "SessionNew", on_new, NULL, ls);
+
+	if (r >= 0)
+		r = sd_bus_match_signal_async(bus, &ls->match[1], LOGIN1, LOGIN1_PATH,
+		                              LOGIN1_MANAGER, "SessionRemoved", on_removed, NULL, ls);
+	if (r >= 0)
+		r = sd_bus_add_match_async(bus, &ls->match[2],
+		                           "type='signal',sender='" LOGIN1 "',"
+		                           "interface='org.freedesktop.DBus.Properties',"
+		                           "member='PropertiesChanged',"
+		                           "path_namespace='" LOGIN1_PATH "/session',"
+		                           "arg0='" SESSION_IFACE "'",
+		                           on_changed, NULL, ls);
+	if (r < 0)
+		for (unsigned i = 0; i < 3; i++)
+			ls->match[i] = sd_bus_slot_unref(ls->match[i]);
+	return r;
+}
+
 int logind_sessions_open(struct daemon *d, sd_bus *bus)
 {
 	struct logind_sessions *ls = d->sessions;
-	int want_sessions = logind_presence_wants_sessions(d->presence);
-	int r = 0;
+	int r;
 
 	if (!ls) {
 		ls = d->sessions = calloc(1, sizeof(*ls));
@@ -478,30 +500,13 @@ int logind_sessions_open(struct daemon *d, sd_bus *bus)
 	ls->d = d;
 	ls->bus = bus;
 	ls->lid_wanted = d->cfg.policy_mode == POLICY_LAPTOP && d->cfg.lid_closed == LID_SUSPEND;
-	if (want_sessions) {
-		r = sd_bus_match_signal_async(bus, &ls->match[0], LOGIN1, LOGIN1_PATH,
-		                              LOGIN1_MANAGER, "SessionNew", on_new, NULL, ls);
-		if (r >= 0)
-			r = sd_bus_match_signal_async(bus, &ls->match[1], LOGIN1, LOGIN1_PATH,
-			                              LOGIN1_MANAGER, "SessionRemoved", on_removed,
-			                              NULL, ls);
-		if (r >= 0)
-			r = sd_bus_add_match_async(bus, &ls->match[2],
-			                           "type='signal',sender='" LOGIN1 "',"
-			                           "interface='org.freedesktop.DBus.Properties',"
-			                           "member='PropertiesChanged',"
-			                           "path_namespace='" LOGIN1_PATH "/session',"
-			                           "arg0='" SESSION_IFACE "'",
-			                           on_changed, NULL, ls);
-		if (r < 0) {
+	if (logind_presence_wants_sessions(d->presence)) {
+		r = subscribe(ls, bus);
+		if (r < 0)
 			log_warn("logind: cannot subscribe to the sessions' signals (%s): sessions "
 			         "keep nothing awake", strerror(-r));
-			for (unsigned i = 0; i < 3; i++)
-				ls->match[i] = sd_bus_slot_unref(ls->match[i]);
-		} else {
-			/* Subscribed before the list: no session is missed. */
-			request_list(ls);
-		}
+		else
+			request_list(ls);   /* subscribed first: no session is missed */
 	}
 	lid_take(ls);
 	return 0;
