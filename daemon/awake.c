@@ -26,6 +26,11 @@ int awake_add(struct powerloop *pl, struct awake_source *s)
 	pub = &pl->hdr->sources[pl->nsources];
 	memset(pub, 0, sizeof(*pub));
 	snprintf(pub->name, sizeof(pub->name), "%s", s->name);
+	/* Shown from the start: `wakelock status` of a daemon whose first
+	 * look waits (a kernel wake lock blocks its count read) still says
+	 * what each source saw when it was made. */
+	if (s->describe)
+		s->describe(s, wl_now_mono(), pub->state, sizeof(pub->state));
 	pl->nsources++;
 	pl->hdr->nsources = pl->nsources;
 	return 0;

@@ -90,8 +90,8 @@ wakelockd)
 	# exists (vkms) and is off, as on a phone in a pocket.
 	case " $daemon_args " in *" --policy phone "*)
 		st=$(wakelock status)
-		echo "$st" | grep -q '^policy phone' || fail "wakelockd is not in phone policy: $st"
-		echo "$st" | grep -q 'display.*display off' || fail "no display, or not off: $st"
+		echo "$st" | grep -q '^policy phone' || fail "wakelockd is not in phone policy: $(echo $st)"
+		echo "$st" | grep -q 'display.*display off' || fail "no display, or not off: $(echo $st)"
 		info "policy: $(echo "$st" | grep 'display')" ;;
 	esac
 	if [ -n "$user" ]; then
