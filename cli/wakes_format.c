@@ -37,14 +37,33 @@ static const char *when(char *out, size_t len, uint64_t real_ns)
 	return out;
 }
 
+/* Who held last before the attempt: the name (clients and sources alike:
+ * --json tells them apart), "+N" more that held at that look, "none", or
+ * "?" from a daemon that did not say. */
+static const char *ended_by(char *out, size_t len, const struct wl_ledger_record *r)
+{
+	char name[4 * WAKELOCK_NAME_MAX];
+
+	if (r->ended_kind != WL_LEK_CLIENT && r->ended_kind != WL_LEK_SOURCE) {
+		snprintf(out, len, "%s", r->ended_kind == WL_LEK_NONE ? "none" : "?");
+		return out;
+	}
+	esc(name, sizeof(name), r->ended_by, WAKELOCK_NAME_MAX);
+	if (r->ended_holders > 1)
+		snprintf(out, len, "%s (+%u)", name, r->ended_holders - 1u);
+	else
+		snprintf(out, len, "%s", name);
+	return out;
+}
+
 void wakes_print_table(FILE *f, const struct wl_ledger_record *r, size_t n)
 {
-	fprintf(f, "%8s %-23s %-16s %12s %-32s %-9s %-32s %10s\n", "SEQ", "START (UTC)", "OUTCOME",
-	        "ASLEEP_MS", "CAUSE", "CLAIM", "FIRST CLAIM", "LATENCY_MS");
+	fprintf(f, "%8s %-23s %-24s %-16s %12s %-32s %-9s %-32s %10s\n", "SEQ", "START (UTC)",
+	        "ENDED BY", "OUTCOME", "ASLEEP_MS", "CAUSE", "CLAIM", "FIRST CLAIM", "LATENCY_MS");
 	for (size_t i = 0; i < n; i++) {
 		char w[48], out[32], nb[16], key[WL_LEDGER_CAUSE_MAX], cause[4 * WL_LEDGER_CAUSE_MAX + 16];
 		char a[16], cl[4 * WAKELOCK_NAME_MAX], ho[4 * WAKELOCK_NAME_MAX], who[8 * WAKELOCK_NAME_MAX + 2];
-		char slp[32], lat[32] = "-";
+		char slp[32], lat[32] = "-", by[4 * WAKELOCK_NAME_MAX + 16];
 
 		if (r[i].outcome == WL_LO_ABORTED || r[i].outcome == WL_LO_FAILED)
 			snprintf(out, sizeof(out), "%s %s", wl_ledger_outcome_name(r[i].outcome),
@@ -66,8 +85,9 @@ void wakes_print_table(FILE *f, const struct wl_ledger_record *r, size_t n)
 		} else {
 			snprintf(who, sizeof(who), "-");
 		}
-		fprintf(f, "%8llu %-23s %-16s %12s %-32s %-9s %-32s %10s\n",
-		        (unsigned long long)r[i].seq, when(w, sizeof(w), r[i].start_real_ns), out,
+		fprintf(f, "%8llu %-23s %-24s %-16s %12s %-32s %-9s %-32s %10s\n",
+		        (unsigned long long)r[i].seq, when(w, sizeof(w), r[i].start_real_ns),
+		        ended_by(by, sizeof(by), &r[i]), out,
 		        r[i].outcome == WL_LO_RESUMED ? msec(slp, sizeof(slp), r[i].asleep_ns) : "-",
 		        cause, wl_ledger_claim_state_name(r[i].claim_state), who, lat);
 	}

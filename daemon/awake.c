@@ -45,10 +45,12 @@ void awake_sample(struct powerloop *pl, int force)
 			pl->sources[i]->sample(pl->sources[i], now, force);
 }
 
-unsigned awake_holding(struct powerloop *pl, uint64_t now, uint64_t *next)
+unsigned awake_holding(struct powerloop *pl, uint64_t now, uint64_t *next,
+                       struct awake_source **first)
 {
 	unsigned n = 0;
 
+	*first = NULL;
 	for (unsigned i = 0; i < pl->nsources; i++) {
 		struct awake_source *s = pl->sources[i];
 		struct wl_shm_source *pub = &pl->hdr->sources[i];
@@ -57,6 +59,8 @@ unsigned awake_holding(struct powerloop *pl, uint64_t now, uint64_t *next)
 
 		if (h && until && (!*next || until < *next))
 			*next = until;
+		if (h && !*first)
+			*first = s;
 		n += h != 0;
 		pub->holding = h != 0;
 		if (s->describe)

@@ -68,9 +68,11 @@ int awake_uevent_drain(int fd, const char *subsystem, const char *subsystem2);
 /* The loop's side (powerloop.c). */
 /* Sample every source (no lock held). */
 void awake_sample(struct powerloop *pl, int force);
-/* How many hold at now; *next lowered to the earliest until; their
+/* How many hold at now; *next lowered to the earliest until; *first:
+ * the first that holds, in registration order (NULL: none); their
  * states published (segment lock held). */
-unsigned awake_holding(struct powerloop *pl, uint64_t now, uint64_t *next);
+unsigned awake_holding(struct powerloop *pl, uint64_t now, uint64_t *next,
+                       struct awake_source **first);
 /* The last look of every source (lock held): the first that objects, or
  * NULL. */
 struct awake_source *awake_last_look(struct powerloop *pl);

@@ -75,7 +75,28 @@ static void close_window(struct wl_ledger_record *r)
 		r->claim_state = r->nclaims_total ? WL_LCS_CLAIMED : WL_LCS_UNCLAIMED;
 }
 
+static void copy_name(char *dst, const char *src, size_t len);
+
+/* The awake period's last holder into a new record: a name only with a
+ * kind that has one, so that the wire form's rule holds (ledger_rec.c). */
+static void set_ended_by(struct wl_ledger_record *r, const struct ledger_holder *by)
+{
+	r->ended_kind = WL_LEK_NONE;
+	if (!by || (by->kind != WL_LEK_CLIENT && by->kind != WL_LEK_SOURCE) || !by->name[0] ||
+	    !by->holders)
+		return;
+	r->ended_kind = by->kind;
+	r->ended_holders = by->holders > UINT8_MAX ? UINT8_MAX : (uint8_t)by->holders;
+	copy_name(r->ended_by, by->name, WAKELOCK_NAME_MAX);
+}
+
 void ledger_attempt_begin(struct ledger *l, const struct ws_snapshot *before)
+{
+	ledger_attempt_begin_by(l, before, NULL);
+}
+
+void ledger_attempt_begin_by(struct ledger *l, const struct ws_snapshot *before,
+                             const struct ledger_holder *by)
 {
 	struct wl_ledger_record *r;
 
@@ -95,6 +116,7 @@ void ledger_attempt_begin(struct ledger *l, const struct ws_snapshot *before)
 	r->start_real_ns = before->real_ns;
 	r->start_mono_ns = before->mono_ns;
 	r->start_boot_ns = before->boot_ns;
+	set_ended_by(r, by);
 	l->before = *before;
 	l->phase = P_BEGUN;
 	pthread_mutex_unlock(&l->m);

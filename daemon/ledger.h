@@ -7,6 +7,9 @@
  *   ledger_attempt_begin(l, before)  right before suspend(): before is
  *                                    stamped (wakesrc_stamp) and read
  *                                    (wakesrc_take); it is copied
+ *   ledger_attempt_begin_by(l, before, by)
+ *                                    the same, with who held last in the
+ *                                    awake period before it
  *   ledger_attempt_end(l, sr, after, alarm)
  *                                    right after suspend() returned sr;
  *                                    after stamped at once, then read;
@@ -18,10 +21,10 @@
  *   ledger_tick(l, now)              close a claim window that ran out
  *   ledger_copy / ledger_foreach     readers, by sequence number
  *
- * Memory: ledger_bytes(cap) = sizeof(struct ledger) + cap * 592 bytes,
+ * Memory: ledger_bytes(cap) = sizeof(struct ledger) + cap * 624 bytes,
  * where struct ledger is 16 520 bytes on x86-64 (mostly the snapshot of
  * the open attempt; 16 528 on aarch64, whose mutex is larger):
- * 2 441 352 bytes (2.33 MiB) for the default 4096 on x86-64.
+ * 2 572 424 bytes (2.45 MiB) for the default 4096 on x86-64.
  *
  * No I/O.  Every function takes the ledger's own mutex: the power loop
  * writes, the server thread claims and reads.
@@ -52,6 +55,18 @@ struct ledger_alarm {
 	uint64_t due_boot_ns;            /* CLOCK_BOOTTIME */
 };
 
+/*
+ * Who held last in the awake period before an attempt (the record's
+ * ended_by, docs/ledger.md): the loop fills it at every look that finds
+ * a holder, in place (no allocation), and starts it again as "none" at
+ * each attempt.
+ */
+struct ledger_holder {
+	uint8_t kind;                    /* WL_LEK_NONE, _CLIENT or _SOURCE */
+	uint32_t holders;                /* how many held at that look */
+	char name[WAKELOCK_NAME_MAX];
+};
+
 size_t ledger_bytes(unsigned cap);
 /* cap 1..LEDGER_MAX_CAP; NULL on a bad cap or no memory. */
 struct ledger *ledger_new(unsigned cap, unsigned window_ms);
@@ -61,6 +76,10 @@ void ledger_set_window(struct ledger *l, unsigned window_ms);
 /* Starts record number ledger_next_seq(); closes the previous record's
  * claim window (no claim yet: unclaimed). */
 void ledger_attempt_begin(struct ledger *l, const struct ws_snapshot *before);
+/* The same, recording by as the awake period's last holder (NULL, or a
+ * kind other than CLIENT or SOURCE: none). */
+void ledger_attempt_begin_by(struct ledger *l, const struct ws_snapshot *before,
+                             const struct ledger_holder *by);
 /* sr: suspend()'s return: 0 resumed, -EBUSY aborted, else failed.  Does
  * nothing without a begun attempt. */
 void ledger_attempt_end(struct ledger *l, int sr, const struct ws_snapshot *after,

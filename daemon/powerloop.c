@@ -84,6 +84,7 @@ int powerloop_init(struct powerloop *pl, struct wl_shm_header *hdr,
 	 * ours already (lib/hold.c). */
 	pl->watch_gen = (uint32_t)wl_clock_ns(CLOCK_REALTIME) ^ (uint32_t)getpid() << 16;
 	pl->alarm_slot = pl->alarm_index = -1;
+	pl->last_holder.kind = WL_LEK_NONE;
 	pl->alarm_src = calloc(1, sizeof(*pl->alarm_src));
 	if (!pl->alarm_src) {
 		close(pl->kick_fd);
@@ -426,9 +427,47 @@ static void alarm_describe(struct awake_source *src, uint64_t now, char *buf, si
  * first, without the lock.  Takes the lock, and keeps it if nobody holds
  * and keep is set.
  */
+static void set_holder(struct ledger_holder *h, uint8_t kind, const char *name)
+{
+	size_t len = strnlen(name, WAKELOCK_NAME_MAX - 1);
+
+	h->kind = kind;
+	memcpy(h->name, name, len);
+	h->name[len] = 0;
+}
+
+/*
+ * Who holds at this look, for the ledger's "ended by" of the next
+ * attempt (docs/ledger.md): every look that finds anyone replaces it, so
+ * at the attempt it names who held at the last look that found anyone:
+ * the holder whose letting go allowed the attempt.  Several at that
+ * look: the first allowed client in the table's order, else the first
+ * source that holds.  Lock held; a name copied in place, no allocation,
+ * and the clients are walked only when one of them holds.
+ */
+static void note_holder(struct powerloop *pl, uint32_t n, const struct awake_source *src)
+{
+	struct wl_shm_header *hdr = pl->hdr;
+
+	if (!n)
+		return;
+	pl->last_holder.holders = n;
+	for (uint32_t k = 0; n > pl->sources_held && k < hdr->nlive; k++) {
+		const struct wl_shm_slot *s = &hdr->slots[hdr->order[k]];
+
+		if (s->holding && s->allowed) {
+			set_holder(&pl->last_holder, WL_LEK_CLIENT, s->name);
+			return;
+		}
+	}
+	if (src)
+		set_holder(&pl->last_holder, WL_LEK_SOURCE, src->name);
+}
+
 static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int keep)
 {
 	struct wl_shm_header *hdr = pl->hdr;
+	struct awake_source *src;
 	uint64_t now;
 	uint32_t n;
 
@@ -437,8 +476,9 @@ static uint32_t holders(struct powerloop *pl, uint64_t *next, int first, int kee
 	now = wl_now_mono();
 	wl_table_update_rt_offset(hdr);
 	n = wl_table_holders(hdr, pl->regions, now, next);
-	pl->sources_held = awake_holding(pl, now, next);
+	pl->sources_held = awake_holding(pl, now, next, &src);
 	n += pl->sources_held;
+	note_holder(pl, n, src);
 	count_look(hdr, n, first, keep);
 	if (n || !keep)
 		wl_unlock(hdr);
@@ -786,8 +826,12 @@ static void step_suspend(struct powerloop *pl, struct attempt *at)
 		/* Claims of the last attempt first: this one closes its window. */
 		scan_claims(pl, wl_now_mono());
 		wakesrc_stamp(pl->ws_before, pl->clk);
-		ledger_attempt_begin(pl->ledger, pl->ws_before);
+		ledger_attempt_begin_by(pl->ledger, pl->ws_before, &pl->last_holder);
 	}
+	/* A new awake period begins with this attempt: nothing held yet. */
+	pl->last_holder.kind = WL_LEK_NONE;
+	pl->last_holder.holders = 0;
+	pl->last_holder.name[0] = 0;
 	pl->claim_epoch = hdr->attempt_epoch + 1;
 	__atomic_store_n(&hdr->attempt_epoch, pl->claim_epoch, __ATOMIC_SEQ_CST);
 	m0 = pl->clk->mono_ns(pl->clk);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include "lib/wl_shm.h"
 #include "backoff.h"
+#include "ledger.h"
 #include "power.h"
 
 /*
@@ -82,6 +83,9 @@ struct powerloop {
 	struct awake_source *sources[WL_MAX_SOURCES];
 	unsigned nsources;
 	unsigned sources_held;          /* how many held at the last look */
+	/* Who held at the last look that found anyone since the last
+	 * attempt began: the next record's ended_by (powerloop.c). */
+	struct ledger_holder last_holder;
 	struct awake_source *alarm_src;
 	/* Step 6 by another way than the backend's state write (logind's
 	 * Suspend, logind.c): called like be->suspend by the loop thread,

@@ -448,10 +448,14 @@ static void do_alarm(struct daemon *d, struct conn *c, const struct wl_msg_arg *
 
 /*
  * The ledger's records from m->first_ms on, in their wire form in a
- * sealed memfd (at most the ring's size: 2.4 MiB for 4096 records).
+ * sealed memfd (at most the ring's size: 2.5 MiB for 4096 records), in
+ * the version the client asked for: a library loaded before the daemon
+ * was upgraded asks for none (version 1) and still reads them.
  */
 static void do_wakes(struct daemon *d, struct conn *c, const struct wl_msg_arg *m, int fd)
 {
+	unsigned version = m->wire < 1 ? 1 : m->wire > WL_LEDGER_WIRE_VERSION ?
+	                   WL_LEDGER_WIRE_VERSION : m->wire;
 	uint64_t from = m->first_ms, next, oldest;
 	struct wl_ledger_record *recs;
 	size_t max, n, i;
@@ -486,7 +490,7 @@ static void do_wakes(struct daemon *d, struct conn *c, const struct wl_msg_arg *
 	n = ledger_copy(d->ledger, from, recs, max);
 	f = fdopen(dup(fd), "w");
 	for (i = 0; f && i < n; i++) {
-		size_t len = wl_ledger_encode(&recs[i], buf + 2, WL_LEDGER_WIRE_MAX);
+		size_t len = wl_ledger_encode_version(&recs[i], version, buf + 2, WL_LEDGER_WIRE_MAX);
 
 		buf[0] = (uint8_t)(len & 0xff);
 		buf[1] = (uint8_t)(len >> 8);

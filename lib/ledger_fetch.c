@@ -25,6 +25,7 @@ int wl_ledger_fetch(int sock, unsigned newest, struct wl_ledger_record **out, si
 	memset(&m, 0, sizeof(m));
 	m.req.op = WL_OP_WAKES;
 	m.index = newest;
+	m.wire = WL_LEDGER_WIRE_VERSION;
 	err = wl_request_arg_fd(sock, &m, &rep, &fd);
 	if (err < 0)
 		return err;

@@ -27,6 +27,12 @@ const char *wl_ledger_asleep_src_name(unsigned s)
 	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
 }
 
+const char *wl_ledger_ended_kind_name(unsigned k)
+{
+	static const char *const n[] = { "unknown", "none", "client", "source" };
+	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "?";
+}
+
 void wl_ledger_cause_key(const struct wl_ledger_record *r, char *buf, size_t len)
 {
 	if (!len)
@@ -113,7 +119,15 @@ void wl_ledger_json_record(FILE *f, const struct wl_ledger_record *r)
 		json_name(f, r->claims[i].hold, WAKELOCK_NAME_MAX);
 		fprintf(f, ",\"latency_us\":%llu}", (unsigned long long)(r->claims[i].latency_ns / 1000u));
 	}
-	fputs("]}", f);
+	/* The name is null when no holder is named (none, unknown): a
+	 * client may be called "none". */
+	fputs("],\"ended_by\":", f);
+	if (r->ended_kind == WL_LEK_CLIENT || r->ended_kind == WL_LEK_SOURCE)
+		json_name(f, r->ended_by, WAKELOCK_NAME_MAX);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"ended_by_kind\":\"%s\",\"ended_holders\":%u}",
+	        wl_ledger_ended_kind_name(r->ended_kind), r->ended_holders);
 }
 
 /* --- summary -------------------------------------------------------------- */
@@ -284,13 +298,16 @@ static void put_name(struct wbuf *w, const char *s, size_t max)
 	w->off += n;
 }
 
-size_t wl_ledger_encode(const struct wl_ledger_record *r, uint8_t *buf, size_t len)
+size_t wl_ledger_encode_version(const struct wl_ledger_record *r, unsigned version, uint8_t *buf,
+                                size_t len)
 {
 	struct wbuf w = { buf, len, 0, 0 };
 	unsigned ns = r->nsources < WL_LEDGER_SOURCES ? r->nsources : WL_LEDGER_SOURCES;
 	unsigned nc = r->nclaims < WL_LEDGER_CLAIMS ? r->nclaims : WL_LEDGER_CLAIMS;
 
-	put(&w, 1, 1);
+	if (version < 1 || version > WL_LEDGER_WIRE_VERSION)
+		return 0;
+	put(&w, version, 1);
 	put(&w, r->outcome, 1);
 	put(&w, r->asleep_src, 1);
 	put(&w, r->claim_state, 1);
@@ -317,7 +334,17 @@ size_t wl_ledger_encode(const struct wl_ledger_record *r, uint8_t *buf, size_t l
 		put_name(&w, r->claims[i].hold, WAKELOCK_NAME_MAX);
 		put(&w, r->claims[i].latency_ns, 8);
 	}
+	if (version >= 2) {
+		put(&w, r->ended_kind, 1);
+		put(&w, r->ended_holders, 1);
+		put_name(&w, r->ended_by, WAKELOCK_NAME_MAX);
+	}
 	return w.bad ? 0 : w.off;
+}
+
+size_t wl_ledger_encode(const struct wl_ledger_record *r, uint8_t *buf, size_t len)
+{
+	return wl_ledger_encode_version(r, WL_LEDGER_WIRE_VERSION, buf, len);
 }
 
 static uint64_t get(struct wbuf *w, unsigned bytes)
@@ -347,12 +374,32 @@ static void get_name(struct wbuf *w, char *out, size_t max)
 	w->off += n;
 }
 
+/* Version 2's tail: a holder is named exactly when the kind says one
+ * held (at least one holder then), so a reader never shows a name
+ * without its kind or a kind without its name. */
+static int decode_ended(struct wbuf *w, struct wl_ledger_record *r)
+{
+	int named;
+
+	r->ended_kind = (uint8_t)get(w, 1);
+	r->ended_holders = (uint8_t)get(w, 1);
+	get_name(w, r->ended_by, WAKELOCK_NAME_MAX);
+	if (w->bad || r->ended_kind > WL_LEK_SOURCE)
+		return -EBADMSG;
+	named = r->ended_kind == WL_LEK_CLIENT || r->ended_kind == WL_LEK_SOURCE;
+	if (named != (r->ended_by[0] != 0) || named != (r->ended_holders != 0))
+		return -EBADMSG;
+	return 0;
+}
+
 int wl_ledger_decode(const uint8_t *buf, size_t len, struct wl_ledger_record *r)
 {
 	struct wbuf w = { (uint8_t *)buf, len, 0, 0 };
+	unsigned version;
 
 	memset(r, 0, sizeof(*r));
-	if (get(&w, 1) != 1)
+	version = (unsigned)get(&w, 1);
+	if (version < 1 || version > WL_LEDGER_WIRE_VERSION)
 		return -EBADMSG;
 	r->outcome = (uint8_t)get(&w, 1);
 	r->asleep_src = (uint8_t)get(&w, 1);
@@ -385,7 +432,7 @@ int wl_ledger_decode(const uint8_t *buf, size_t len, struct wl_ledger_record *r)
 		get_name(&w, r->claims[i].hold, WAKELOCK_NAME_MAX);
 		r->claims[i].latency_ns = get(&w, 8);
 	}
-	if (w.bad)
+	if (w.bad || (version >= 2 && decode_ended(&w, r) < 0))
 		return -EBADMSG;
 	return (int)w.off;
 }

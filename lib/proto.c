@@ -287,7 +287,7 @@ int wl_request_arg(int sock, struct wl_msg_arg *m, int send_fd, struct wl_msg_re
 	memcpy(name, m->req.name, WAKELOCK_NAME_MAX);
 	name[WAKELOCK_NAME_MAX - 1] = 0;
 	fill_req(&m->req, m->req.op, name);
-	m->pad = 0;
+	m->wire = 0;
 	return exchange(sock, m, sizeof(*m), send_fd, rep, NULL, 0);
 }
 
@@ -298,6 +298,7 @@ int wl_request_arg_fd(int sock, struct wl_msg_arg *m, struct wl_msg_rep *rep, in
 	memcpy(name, m->req.name, WAKELOCK_NAME_MAX);
 	name[WAKELOCK_NAME_MAX - 1] = 0;
 	fill_req(&m->req, m->req.op, name);
-	m->pad = 0;
+	if (m->req.op != WL_OP_WAKES)
+		m->wire = 0;
 	return exchange(sock, m, sizeof(*m), -1, rep, fd, 1);
 }

@@ -33,6 +33,16 @@ enum wl_ledger_claim_state {
 	WL_LCS_UNCLAIMED,     /* closed without a claim */
 };
 
+/* What held last in the awake period before the attempt (ended_by). */
+enum wl_ledger_ended_kind {
+	WL_LEK_UNKNOWN = 0,   /* not said: a record of wire version 1 (an older daemon) */
+	WL_LEK_NONE,          /* nothing held at any look since the last attempt */
+	WL_LEK_CLIENT,        /* a client's slot: its holds, or a daemon-owned hold of
+	                       * it (an alarm's; logind's inhibitors are slots
+	                       * "logind:WHO") */
+	WL_LEK_SOURCE,        /* one of the daemon's awake sources ("display") */
+};
+
 enum wl_ledger_asleep_src {
 	WL_LAS_NONE = 0,      /* no measure: neither clocks nor suspend_stats */
 	WL_LAS_CLOCKS,        /* CLOCK_BOOTTIME - CLOCK_MONOTONIC across it */
@@ -54,7 +64,7 @@ struct wl_ledger_claim {
 };
 
 /*
- * 592 bytes (asserted in ledger_rec.c).  Names are raw bytes as the kernel
+ * 624 bytes (asserted in ledger_rec.c).  Names are raw bytes as the kernel
  * or the client gave them, NUL-terminated and bounded; every output
  * escapes them (JSON, table, SVG).
  */
@@ -69,17 +79,27 @@ struct wl_ledger_record {
 	uint32_t cause;               /* WL_LC_* */
 	uint16_t nsources_moved;      /* all that moved; the first few named */
 	uint16_t nclaims_total;       /* claims in the window; the first kept */
-	uint8_t outcome, asleep_src, claim_state, nsources, nclaims, pad[3];
+	uint8_t outcome, asleep_src, claim_state, nsources, nclaims;
+	uint8_t ended_kind;           /* WL_LEK_* */
+	uint8_t ended_holders;        /* how many held at that look (up to 255) */
+	uint8_t pad;
 	char sources[WL_LEDGER_SOURCES][WL_LEDGER_SRC_NAME];
 	char alarm_client[WAKELOCK_NAME_MAX], alarm_name[WAKELOCK_NAME_MAX];
 	struct wl_ledger_claim claims[WL_LEDGER_CLAIMS];  /* by latency */
+	/* The awake period before the attempt ended when the last holder
+	 * seen at a look let go: this is who held at the last look that
+	 * found anyone holding (the first of them in the look's order when
+	 * several did: clients, then sources).  Empty unless ended_kind is
+	 * CLIENT or SOURCE. */
+	char ended_by[WAKELOCK_NAME_MAX];
 };
 
-#define WL_LEDGER_RECORD_BYTES 592u
+#define WL_LEDGER_RECORD_BYTES 624u
 
 const char *wl_ledger_outcome_name(unsigned outcome);      /* "resumed" */
 const char *wl_ledger_claim_state_name(unsigned state);    /* "unclaimed" */
 const char *wl_ledger_asleep_src_name(unsigned src);       /* "clocks" */
+const char *wl_ledger_ended_kind_name(unsigned kind);      /* "source" */
 
 /*
  * The cause a record is counted under in the summary, by priority:
@@ -126,18 +146,30 @@ uint64_t wl_ledger_percentile(uint64_t *v, size_t n, unsigned p);  /* sorts v */
 void wl_ledger_json_summary(FILE *f, const struct wl_ledger_summary *s);
 
 /* --- wire form, for the daemon -> CLI transport --------------------------
- * Version 1, little-endian, no padding, names as a length byte and bytes:
+ * Little-endian, no padding, names as a length byte and bytes.
+ * Version 1:
  *   u8 version=1, u8 outcome, u8 asleep_src, u8 claim_state,
  *   u64 seq, start_real_ns, start_mono_ns, start_boot_ns, end_mono_ns,
  *       end_boot_ns, asleep_ns,
  *   i32 err, i32 wakeup_irq, u32 cause, u16 nsources_moved, u16 nclaims_total,
  *   u8 nsources, nsources x name, name alarm_client, name alarm_name,
  *   u8 nclaims, nclaims x (name client, name hold, u64 latency_ns).
- * Decoding checks every count and length against the record's bounds. */
-#define WL_LEDGER_WIRE_MAX (4u + 7u * 8u + 16u + 1u + WL_LEDGER_SOURCES * WL_LEDGER_SRC_NAME + \
-                            2u * WAKELOCK_NAME_MAX + 1u + WL_LEDGER_CLAIMS * (2u * WAKELOCK_NAME_MAX + 8u))
-/* Bytes written, or 0 if len is too small. */
+ * Version 2: version=2, the same, then
+ *   u8 ended_kind, u8 ended_holders, name ended_by.
+ * A client asks for the newest version it reads (wl_msg_arg.wire of
+ * WL_OP_WAKES; 0 from a library that predates the field: version 1), so
+ * a library loaded before an upgrade of the daemon still reads its
+ * records.  Decoding takes either and checks every count and length
+ * against the record's bounds; version 1 leaves ended_kind UNKNOWN. */
+#define WL_LEDGER_WIRE_VERSION 2u
+#define WL_LEDGER_WIRE_MAX_V1 (4u + 7u * 8u + 16u + 1u + WL_LEDGER_SOURCES * WL_LEDGER_SRC_NAME + \
+                               2u * WAKELOCK_NAME_MAX + 1u + WL_LEDGER_CLAIMS * (2u * WAKELOCK_NAME_MAX + 8u))
+#define WL_LEDGER_WIRE_MAX (WL_LEDGER_WIRE_MAX_V1 + 2u + WAKELOCK_NAME_MAX)
+/* Bytes written in the newest version, or 0 if len is too small. */
 size_t wl_ledger_encode(const struct wl_ledger_record *r, uint8_t *buf, size_t len);
+/* The same in version (1..WL_LEDGER_WIRE_VERSION; 0 if unknown). */
+size_t wl_ledger_encode_version(const struct wl_ledger_record *r, unsigned version, uint8_t *buf,
+                                size_t len);
 /* Bytes consumed, or -EBADMSG on a malformed or truncated record. */
 int wl_ledger_decode(const uint8_t *buf, size_t len, struct wl_ledger_record *r);
 

@@ -40,7 +40,8 @@ enum wl_op {
 	/* The wake ledger (docs/ledger.md): records from sequence number
 	 * first_ms on, or, with index > 0, the newest index records.  The
 	 * reply carries a sealed memfd of the records, each a u16 length and
-	 * its wire form (wl_ledger_encode); slot = their number, client_id =
+	 * its wire form (wl_ledger_encode_version, in the version wire asks
+	 * for, at most the daemon's newest); slot = their number, client_id =
 	 * the oldest sequence number still held. */
 	WL_OP_WAKES = 12,
 	/* Resume notifications: the reply carries the read end of a pipe
@@ -72,7 +73,10 @@ struct wl_msg_arg {
 	uint32_t index;
 	uint32_t period_ms;
 	uint32_t window_ms;
-	uint32_t pad;
+	/* WL_OP_WAKES: the newest ledger wire version the client decodes
+	 * (lib/wl_ledger.h); 0, as a library from before the field sends,
+	 * means 1.  0 in every other request. */
+	uint32_t wire;
 	uint64_t first_ms;
 };
 

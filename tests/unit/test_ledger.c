@@ -864,11 +864,11 @@ static void test_memory_bound(void **st)
 	size_t before, n;
 	uint64_t m;
 
-	/* The stated bound: a fixed header plus 592 bytes a record. */
-	assert_int_equal(sizeof(struct wl_ledger_record), 592);
-	assert_int_equal(ledger_bytes(4096) - ledger_bytes(0), 4096u * 592u);
+	/* The stated bound: a fixed header plus 624 bytes a record. */
+	assert_int_equal(sizeof(struct wl_ledger_record), 624);
+	assert_int_equal(ledger_bytes(4096) - ledger_bytes(0), 4096u * 624u);
 	assert_true(ledger_bytes(0) < 17 * 1024);
-	assert_true(ledger_bytes(LEDGER_DEFAULT_CAP) < 2500u * 1000u);
+	assert_true(ledger_bytes(LEDGER_DEFAULT_CAP) < 2600u * 1000u);
 
 	full_kernel(f);
 	during(f, "/sys/power/pm_wakeup_irq", "42");
@@ -1306,19 +1306,22 @@ static void test_wire_roundtrip(void **st)
 	assert_int_equal(wl_ledger_encode(&r, buf, n - 1), 0);
 	/* Counts beyond the record's bounds are refused. */
 	n = wl_ledger_encode(&r, buf, sizeof(buf));
-	buf[0] = 2;                                          /* version */
+	buf[0] = WL_LEDGER_WIRE_VERSION + 1;                 /* version */
 	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
-	buf[0] = 1;
+	buf[0] = 0;
+	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
+	buf[0] = WL_LEDGER_WIRE_VERSION;
 	buf[4 + 56 + 16] = WL_LEDGER_SOURCES + 1;           /* nsources */
 	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
 	buf[4 + 56 + 16] = 2;
 	buf[4 + 56 + 16 + 1] = WL_LEDGER_SRC_NAME;          /* a name too long */
 	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
 
-	/* Too many claims: after the fixed part, nsources 0, two empty names. */
+	/* Too many claims: after the fixed part, nsources 0, two empty names
+	 * (version 1: the claims are the end of the record). */
 	memset(&back, 0, sizeof(back));
 	back.nclaims = 1;
-	n = wl_ledger_encode(&back, buf, sizeof(buf));
+	n = wl_ledger_encode_version(&back, 1, buf, sizeof(buf));
 	assert_int_equal(n, 4 + 56 + 16 + 1 + 2 + 1 + 2 + 8);
 	assert_int_equal(buf[4 + 56 + 16 + 1 + 2], 1);
 	assert_true(wl_ledger_decode(buf, n, &r) > 0);
@@ -1331,14 +1334,122 @@ static void test_wire_roundtrip(void **st)
 	buf[4 + 56 + 16 + 1 + 2] = WL_LEDGER_CLAIMS;
 	assert_int_equal(wl_ledger_decode(buf, n - 10, &r), (int)(n - 10));
 
-	/* The largest record fits WL_LEDGER_WIRE_MAX exactly. */
+	/* The largest record fits WL_LEDGER_WIRE_MAX exactly, and
+	 * WL_LEDGER_WIRE_MAX_V1 in version 1. */
 	memset(&r, 'z', sizeof(r));
 	r.outcome = WL_LO_RESUMED;
 	r.asleep_src = WL_LAS_CLOCKS;
 	r.claim_state = WL_LCS_CLAIMED;
 	r.nsources = WL_LEDGER_SOURCES;
 	r.nclaims = WL_LEDGER_CLAIMS;
+	r.ended_kind = WL_LEK_CLIENT;
 	assert_int_equal(wl_ledger_encode(&r, buf, sizeof(buf)), WL_LEDGER_WIRE_MAX);
+	assert_int_equal(wl_ledger_encode_version(&r, 1, buf, sizeof(buf)), WL_LEDGER_WIRE_MAX_V1);
+	assert_int_equal(wl_ledger_encode_version(&r, WL_LEDGER_WIRE_VERSION + 1, buf, sizeof(buf)), 0);
+}
+
+/*
+ * Who held last before an attempt (ended_by): recorded as given at the
+ * begin, "none" without one, carried by the wire form (version 2; version
+ * 1, what a library from before the field asks for, leaves it unknown),
+ * and shown by the JSON and the table.  The wire form refuses a name
+ * without a holder and a holder without a name.
+ */
+static void test_ended_by(void **st)
+{
+	struct fx *f = *st;
+	struct ledger_holder by = { .kind = WL_LEK_SOURCE, .holders = 1 };
+	struct wl_ledger_record r[2], back;
+	uint8_t buf[WL_LEDGER_WIRE_MAX + 8];
+	char *out, *line;
+	size_t n, n1;
+	int sr;
+
+	full_kernel(f);
+	attempt(f, NULL);
+	r[0] = last_rec(f);
+	assert_int_equal(r[0].ended_kind, WL_LEK_NONE);
+	assert_int_equal(r[0].ended_holders, 0);
+	assert_string_equal(r[0].ended_by, "");
+
+	snprintf(by.name, sizeof(by.name), "display");
+	wakesrc_stamp(&f->snap, &f->clk.pub);
+	wakesrc_take(&f->fp.pub, &f->snap);
+	ledger_attempt_begin_by(f->l, &f->snap, &by);
+	sr = f->fp.pub.suspend(&f->fp.pub, "mem");
+	wakesrc_stamp(&f->snap, &f->clk.pub);
+	ledger_attempt_end(f->l, sr, &f->snap, NULL);
+	r[1] = last_rec(f);
+	assert_int_equal(r[1].ended_kind, WL_LEK_SOURCE);
+	assert_int_equal(r[1].ended_holders, 1);
+	assert_string_equal(r[1].ended_by, "display");
+
+	out = render(json_rec, &r[0]);
+	assert_non_null(strstr(out, "\"ended_by\":null,\"ended_by_kind\":\"none\",\"ended_holders\":0}"));
+	free(out);
+	out = render(json_rec, &r[1]);
+	assert_non_null(strstr(out, "\"ended_by\":\"display\",\"ended_by_kind\":\"source\""));
+	free(out);
+	r[1].ended_kind = WL_LEK_CLIENT;
+	r[1].ended_holders = 3;
+	memset(r[1].ended_by, 0, sizeof(r[1].ended_by));
+	snprintf(r[1].ended_by, sizeof(r[1].ended_by), "mpd");
+	out = render(table_recs, r);
+	assert_non_null(strstr(out, "ENDED BY"));
+	line = strchr(out, '\n') + 1;
+	assert_non_null(strstr(line, " none "));
+	line = strchr(line, '\n') + 1;
+	assert_non_null(strstr(line, " mpd (+2) "));
+	free(out);
+
+	/* Version 2 carries it, version 1 does not (unknown, "?"). */
+	n = wl_ledger_encode(&r[1], buf, sizeof(buf));
+	assert_int_equal(wl_ledger_decode(buf, n, &back), (int)n);
+	assert_memory_equal(&r[1], &back, sizeof(back));
+	n1 = wl_ledger_encode_version(&r[1], 1, buf, sizeof(buf));
+	assert_int_equal(n1, n - 2 - 1 - strlen("mpd"));
+	assert_int_equal(buf[0], 1);
+	assert_int_equal(wl_ledger_decode(buf, n1, &back), (int)n1);
+	assert_int_equal(back.ended_kind, WL_LEK_UNKNOWN);
+	assert_string_equal(back.ended_by, "");
+	back.ended_kind = r[1].ended_kind;
+	back.ended_holders = r[1].ended_holders;
+	memcpy(back.ended_by, r[1].ended_by, sizeof(back.ended_by));
+	assert_memory_equal(&r[1], &back, sizeof(back));
+	out = render(table_recs, (struct wl_ledger_record[2]){ r[0], { .seq = 9 } });
+	line = strchr(strchr(out, '\n') + 1, '\n') + 1;
+	assert_non_null(strstr(line, " ? "));
+	free(out);
+
+	/* Inconsistent tails are refused: the tail is the last 2 + 1 + 3 bytes. */
+	n = wl_ledger_encode(&r[1], buf, sizeof(buf));
+	buf[n - 6] = WL_LEK_SOURCE + 1;                      /* kind */
+	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
+	buf[n - 6] = WL_LEK_NONE;                            /* none, with a name */
+	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
+	buf[n - 6] = WL_LEK_CLIENT;
+	buf[n - 5] = 0;                                      /* a name, no holder */
+	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
+	buf[n - 5] = 3;
+	assert_int_equal(wl_ledger_decode(buf, n, &back), (int)n);
+	r[1].ended_by[0] = 0;                                /* a client, no name */
+	n = wl_ledger_encode(&r[1], buf, sizeof(buf));
+	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
+
+	/* A name is cut to a client name's bound; holders saturate. */
+	memset(by.name, 'n', sizeof(by.name) - 1);
+	by.name[sizeof(by.name) - 1] = 0;
+	by.holders = 1000;
+	by.kind = WL_LEK_CLIENT;
+	wakesrc_stamp(&f->snap, &f->clk.pub);
+	ledger_attempt_begin_by(f->l, &f->snap, &by);
+	r[0] = last_rec(f);
+	assert_int_equal(strlen(r[0].ended_by), WAKELOCK_NAME_MAX - 1);
+	assert_int_equal(r[0].ended_holders, 255);
+	/* A kind without a name, or none, records none. */
+	by.name[0] = 0;
+	ledger_attempt_begin_by(f->l, &f->snap, &by);
+	assert_int_equal(last_rec(f).ended_kind, WL_LEK_NONE);
 }
 
 static void test_table(void **st)
@@ -1435,6 +1546,7 @@ int main(void)
 		cmocka_unit_test(test_summary_percentiles),
 		cmocka_unit_test(test_summary_bounded),
 		cmocka_unit_test_setup_teardown(test_wire_roundtrip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ended_by, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_svg_deterministic, setup, teardown),
 	};

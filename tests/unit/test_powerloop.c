@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "daemon/ledger.h"
 #include "daemon/log.h"
 #include "daemon/powerloop.h"
 #include "fake_power.h"
@@ -725,6 +726,154 @@ static void test_daemon_hold_waits_unwatched(void **st)
 	assert_int_equal(f->fp.suspends, 1);
 }
 
+/* --- the ledger's "ended by": who held last before each attempt --------- */
+
+/* A ledger for the loop and a fake root with one DRM connector (dpms
+ * "On", "Off", or NULL: no display source). */
+struct ended {
+	struct ledger *l;
+	char root[64], dpms[160];
+	struct awake_source *display;
+};
+
+static void set_dpms(struct ended *e, const char *v)
+{
+	FILE *fp = fopen(e->dpms, "w");
+
+	assert_non_null(fp);
+	fprintf(fp, "%s\n", v);
+	assert_int_equal(fclose(fp), 0);
+}
+
+static void ended_setup(struct fx *f, struct ended *e, const char *dpms)
+{
+	char dir[128];
+
+	e->l = ledger_new(16, LEDGER_DEFAULT_WINDOW_MS);
+	assert_non_null(e->l);
+	assert_int_equal(powerloop_set_ledger(&f->pl, e->l), 0);
+	snprintf(e->root, sizeof(e->root), "/tmp/wl-ended-XXXXXX");
+	assert_non_null(mkdtemp(e->root));
+	if (!dpms)
+		return;
+	snprintf(dir, sizeof(dir), "%s/sys", e->root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(dir, sizeof(dir), "%s/sys/class", e->root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(dir, sizeof(dir), "%s/sys/class/drm", e->root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(dir, sizeof(dir), "%s/sys/class/drm/card0-Virtual-1", e->root);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(e->dpms, sizeof(e->dpms), "%s/dpms", dir);
+	set_dpms(e, dpms);
+	/* Off 50 ms after it went off; while on, looked at within 1 s. */
+	e->display = display_source_new(e->root, 50);
+	assert_non_null(e->display);
+	assert_int_equal(awake_add(&f->pl, e->display), 0);
+}
+
+static void ended_teardown(struct fx *f, struct ended *e)
+{
+	char cmd[128];
+
+	powerloop_destroy(&f->pl);          /* the snapshots; teardown's is a no-op */
+	assert_int_equal(powerloop_init(&f->pl, f->h, f->regions, &f->fp.pub, &f->clk.pub, &f->p), 0);
+	display_source_free(e->display);
+	ledger_free(e->l);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", e->root);
+	assert_int_equal(system(cmd), 0);
+}
+
+static struct wl_ledger_record newest(struct ended *e)
+{
+	struct wl_ledger_record r;
+
+	assert_int_equal(ledger_copy(e->l, ledger_next_seq(e->l) - 1, &r, 1), 1);
+	return r;
+}
+
+static void assert_ended_by(struct ended *e, unsigned kind, const char *name)
+{
+	struct wl_ledger_record r = newest(e);
+
+	assert_int_equal(r.ended_kind, kind);
+	assert_string_equal(r.ended_by, name);
+	assert_int_equal(r.ended_holders, kind == WL_LEK_NONE ? 0 : 1);
+}
+
+static int not_holding(void *arg)
+{
+	struct fx *f = arg;
+	int h;
+
+	wl_lock(f->h);
+	h = f->h->sources[f->pl.nsources - 1].holding;
+	wl_unlock(f->h);
+	return !h;
+}
+
+/* Nothing held since the last attempt: "none", the first attempt and the
+ * next one alike; a client that held before an attempt does not count
+ * for the one after it. */
+static void test_ended_by_none(void **st)
+{
+	struct fx *f = *st;
+	struct ended e = { 0 };
+	pthread_t t;
+
+	ended_setup(f, &e, NULL);
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_ended_by(&e, WL_LEK_NONE, "");
+	acquire(f, 0);
+	pthread_create(&t, NULL, cycle_thread, f);
+	assert_true(hd_wait_for(parked, f, 2000));
+	release(f);
+	pthread_join(t, NULL);
+	assert_ended_by(&e, WL_LEK_CLIENT, "app");
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->fp.suspends, 3);
+	assert_ended_by(&e, WL_LEK_NONE, "");
+	ended_teardown(f, &e);
+}
+
+/*
+ * A client and a display hold; the client lets go first: the display
+ * ended the awake period.  Then the display goes off first and the client
+ * lets go after: the client did.
+ */
+static void test_ended_by_display_or_client(void **st)
+{
+	struct fx *f = *st;
+	struct ended e = { 0 };
+	pthread_t t;
+
+	ended_setup(f, &e, "On");
+	acquire(f, 0);
+	pthread_create(&t, NULL, cycle_thread, f);
+	assert_true(hd_wait_for(parked, f, 2000));
+	release(f);
+	hd_sleep_ms(100);
+	assert_int_equal(fake_suspends(&f->fp), 0);
+	set_dpms(&e, "Off");
+	pthread_join(t, NULL);
+	assert_int_equal(f->fp.suspends, 1);
+	assert_ended_by(&e, WL_LEK_SOURCE, "display");
+
+	set_dpms(&e, "On");
+	acquire(f, 0);
+	pthread_create(&t, NULL, cycle_thread, f);
+	assert_true(hd_wait_for(parked, f, 2000));
+	set_dpms(&e, "Off");
+	/* Within the 1 s re-check and the 50 ms off delay. */
+	assert_true(hd_wait_for(not_holding, f, 3000));
+	assert_int_equal(fake_suspends(&f->fp), 1);
+	release(f);
+	pthread_join(t, NULL);
+	assert_int_equal(f->fp.suspends, 2);
+	assert_ended_by(&e, WL_LEK_CLIENT, "app");
+	ended_teardown(f, &e);
+}
+
 static void test_reload_wakes_waiter(void **st)
 {
 	struct fx *f = *st;
@@ -1197,6 +1346,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_release_before_watch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_daemon_hold_waits_unwatched, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_wakes_waiter, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ended_by_none, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ended_by_display_or_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_earlier_timed_hold_rearms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hook_event_is_no_livelock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_stream_backs_off, setup, teardown),

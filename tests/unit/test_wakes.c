@@ -15,10 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "lib/wl_client.h"
+#include "lib/wl_ledger.h"
+#include "lib/wl_proto.h"
 #include "harness.h"
 
 struct env {
@@ -115,7 +119,9 @@ static void test_records_and_outputs(void **st)
 	        "assert len(d) >= 5, d\n"
 	        "assert [r[\"seq\"] for r in d] == list(range(1, len(d) + 1)), d\n"
 	        "assert all(r[\"outcome\"] == \"resumed\" for r in d), d\n"
-	        "assert all(r[\"cause\"] == \"unknown\" for r in d), d\n"), 0);
+	        "assert all(r[\"cause\"] == \"unknown\" for r in d), d\n"
+	        "assert all(r[\"ended_by\"] is None and r[\"ended_by_kind\"] == \"none\" and\n"
+	        "           r[\"ended_holders\"] == 0 for r in d), d\n"), 0);
 	assert_int_equal(cli(e, "wakes", "w.txt"), 0);
 	assert_int_equal(py(e, "w.txt",
 	        "import sys\n"
@@ -201,6 +207,88 @@ static void test_claims(void **st)
 	snprintf(cmd, sizeof(cmd), "%s run --name claimer -- true", hd_bin("wakelock"));
 	assert_int_equal(system(cmd), 0);
 	assert_true(hd_wait_for(record_claimed, &s, 5000));
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+/*
+ * The record after a client's hold names it as what ended the awake
+ * period, in the JSON and the table; the records before it, with nothing
+ * held, say "none".
+ */
+static void test_ended_by_client(void **st)
+{
+	struct env *e = start(NULL, "20");
+	struct record_seen s = { e,
+		"import json,sys\n"
+		"d = json.load(open(sys.argv[1]))\n"
+		"k = [i for i, r in enumerate(d) if r[\"ended_by\"] == \"mpd\"]\n"
+		"assert k, d\n"
+		"r = d[k[0]]\n"
+		"assert r[\"ended_by_kind\"] == \"client\" and r[\"ended_holders\"] == 1, r\n"
+		"assert all(x[\"ended_by_kind\"] == \"none\" for x in d[:k[0]]), d\n" };
+	struct above a = { e, 2 };
+	char cmd[1024];
+
+	*st = e;
+	assert_true(hd_wait_for(attempts_above, &a, 5000));
+	snprintf(cmd, sizeof(cmd), "%s run --name mpd -- sleep 0.3", hd_bin("wakelock"));
+	assert_int_equal(system(cmd), 0);
+	assert_true(hd_wait_for(record_claimed, &s, 5000));
+	assert_int_equal(cli(e, "wakes", "w.txt"), 0);
+	assert_int_equal(py(e, "w.txt",
+	        "import sys\n"
+	        "l = open(sys.argv[1]).read().splitlines()\n"
+	        "assert \"ENDED BY\" in l[0], l\n"
+	        "assert any(x.split()[3] == \"mpd\" for x in l[1:]), l\n"
+	        "assert l[1].split()[3] == \"none\", l\n"), 0);
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+/* The first record's wire version when WL_OP_WAKES asks for wire; -1 on
+ * error. */
+static int wire_version_for(wakelock_client *c, uint32_t wire)
+{
+	struct wl_msg_arg m;
+	struct wl_msg_rep rep;
+	struct stat st;
+	uint8_t *map;
+	int fd = -1, v;
+
+	memset(&m, 0, sizeof(m));
+	m.req.op = WL_OP_WAKES;
+	m.index = 1;
+	m.wire = wire;
+	if (wl_request_arg_fd(c->sock, &m, &rep, &fd) < 0 || fd < 0 || rep.slot != 1 ||
+	    fstat(fd, &st) < 0 || st.st_size < 3)
+		return -1;
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -1;
+	v = map[2];              /* after the record's u16 length */
+	munmap(map, (size_t)st.st_size);
+	return v;
+}
+
+/*
+ * A library from before wire version 2 asks with the word zeroed: it
+ * gets version 1, which it decodes.  A newer one gets at most the
+ * daemon's newest.
+ */
+static void test_wire_version_asked(void **st)
+{
+	struct env *e = start(NULL, "20");
+	struct above a = { e, 1 };
+	wakelock_client *c;
+
+	*st = e;
+	assert_true(hd_wait_for(attempts_above, &a, 5000));
+	assert_int_equal(wakelock_client_open(NULL, "reader", &c), 0);
+	assert_int_equal(wire_version_for(c, 0), 1);
+	assert_int_equal(wire_version_for(c, 1), 1);
+	assert_int_equal(wire_version_for(c, 2), 2);
+	assert_int_equal(wire_version_for(c, 99), WL_LEDGER_WIRE_VERSION);
+	wakelock_client_close(c);
 	assert_int_equal(hd_stop(&e->d), 0);
 }
 
@@ -301,6 +389,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_records_and_outputs, teardown),
 		cmocka_unit_test_teardown(test_ring_size_from_config, teardown),
 		cmocka_unit_test_teardown(test_claims, teardown),
+		cmocka_unit_test_teardown(test_ended_by_client, teardown),
+		cmocka_unit_test_teardown(test_wire_version_asked, teardown),
 		cmocka_unit_test_teardown(test_claim_counts_from_first_activation, teardown),
 		cmocka_unit_test_teardown(test_resume_notifications, teardown),
 	};
