@@ -63,6 +63,7 @@ class Results:
         self.figs = {}     # "host.hold_p1" -> dict(summary..., raw=[...])
         self.cond = {}     # "host"/"guest" -> Conditions
         self.ran = set()   # phases run: "host", "guest"
+        self.partial = False   # only some host phases: rows without a figure are left out
 
     def feed(self, where, line):
         m = BENCH.search(line)
@@ -175,7 +176,29 @@ def guest_conditions(args):
 
 
 # --- host -----------------------------------------------------------------
+HOST_PHASES = ('core', 'display', 'input')
+
+
 def host_phase(res, args):
+    want = set(args.host_phases.split(','))
+    unknown = want - set(HOST_PHASES)
+    if unknown:
+        raise SystemExit(f'bench: unknown host phase(s) {", ".join(sorted(unknown))}')
+    res.partial = want != set(HOST_PHASES)
+    bindir = os.path.abspath(args.build)
+    wlbench = os.path.join(bindir, 'bench/wlbench')
+    if 'core' in want:
+        core_phase(res, args)
+    if 'display' in want:
+        print('  host: power thread wake-ups with a display on, then off (awake sources)')
+        display_phase(res, args, wlbench)
+    if 'input' in want:
+        print(f'  host: daemon CPU under a flood of {FLOOD_RATE} input events/s (laptop policy)')
+        input_phase(res, args, wlbench)
+
+
+def core_phase(res, args):
+    """Hold cost, scale, reaction, idle: one daemon on a fake /sys."""
     bindir = os.path.abspath(args.build)
     wlbench = os.path.join(bindir, 'bench/wlbench')
     shim = os.path.join(bindir, 'bench/trace_shim.so')
@@ -239,8 +262,43 @@ def host_phase(res, args):
             daemon.wait()
         log.close()
         shutil.rmtree(tmp, ignore_errors=True)
-    print('  host: power thread wake-ups with a display on, then off (awake sources)')
-    display_phase(res, args, wlbench)
+
+
+def input_phase(res, args, wlbench):
+    """User activity as an awake source (daemon/activity.c, laptop policy):
+    the real wakelockd in laptop mode on a fake root whose
+    dev/input/event0 is a FIFO, and `wlbench input-flood` writing
+    FLOOD_RATE struct input_event a second into it, one evdev packet (a
+    REL_X motion and its SYN_REPORT) a write, for SECS.  The daemon's CPU
+    (every thread's schedstat) over the flood, then, in the same
+    invocation, that of a bare reader woken by every write (the peer)."""
+    bindir = os.path.abspath(args.build)
+    secs = 3 if args.quick else 10
+    tmp = fake_root('wlbench-input-')
+    os.makedirs(f'{tmp}/dev/input')
+    os.mkfifo(f'{tmp}/dev/input/event0', 0o600)
+    env = dict(os.environ, WAKELOCK_SOCKET=f'{tmp}/run/wakelockd.sock')
+    log = open(f'{tmp}/daemon.log', 'w')
+    d = None
+    try:
+        # The default idle timeout (5 min): the flood holds anyway.
+        d = start_daemon(bindir, tmp, ['--policy', 'laptop'], env, log)
+        env['WLBENCH_DAEMON_PID'] = str(d.pid)
+        run([wlbench, 'input-flood', f'{tmp}/dev/input/event0', str(FLOOD_RATE), str(secs), '2'],
+            res, 'host', env, 3 * secs + 30)
+    finally:
+        if d:
+            d.send_signal(signal.SIGTERM)
+            try:
+                d.wait(10)
+            except subprocess.TimeoutExpired:
+                d.kill()
+                d.wait()
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+FLOOD_RATE = 10000          # input events a second (the issue's flood)
 
 
 def fake_root(prefix):
@@ -837,7 +895,7 @@ def table(res):
         return verdict(ok)
 
     def add(figure, where, median, p99, unit, note='', target='', verd='', cond=None):
-        if median is None and where not in res.ran:
+        if median is None and (where not in res.ran or res.partial):
             return        # that phase was skipped
         rows.append((figure, where, median, p99, unit, note, target, verd,
                      (cond or (gc if where.startswith('guest') else hc)).text()))
@@ -1035,6 +1093,26 @@ def table(res):
                 f'{int(f.get("proc_nonvoluntary", 0))}); fake root, sys/class/drm/{f.get("connector")}/dpms '
                 f'{f.get("dpms")}, off delay {fmt(f.get("off_delay_ms"))} ms',
                 target, verdict(ok(f.get('median', 1e9)) if 'median' in f else None))
+    # 5c. a flood of input events (the activity source, laptop policy)
+    fl, bare = res.figs.get('host.input_flood'), res.figs.get('host.input_flood_bare')
+    if fl:
+        rate = fl.get('events', 0) / fl['seconds'] if fl.get('seconds') else 0
+        # A flood the FIFO did not take at the rate asked is no measure of it.
+        full = rate >= 0.99 * fl.get('rate', FLOOD_RATE)
+        pct = fl.get('median')
+        add(f'daemon CPU under a flood of {int(fl.get("rate", FLOOD_RATE))} input events/s (laptop policy)',
+            'host', pct, None, '% core',
+            f'x{fmt(ratio(pct, 2.0))} of the target; {fmt(fl.get("cpu_ms"))} ms in {fmt(fl.get("seconds"))} s '
+            f'(schedstat, all threads; utime+stime {int(fl.get("ticks", 0))} ticks of 10 ms); '
+            f'{int(fl.get("events", 0))} events ({fmt(rate)}/s), {int(fl.get("per_write", 2))} a write, '
+            f'into a FIFO as dev/input/event0 of a fake root; daemon {fmt(fl.get("wakeups_per_s"))} wake-ups/s',
+            '<= 2 %', verdict(None if pct is None else pct <= 2.0 and full))
+    if bare:
+        add('  peer: a bare reader of the same flood, woken by every write (epoll, 128-record reads)',
+            'host', bare.get('median'), None, '% core',
+            f'daemon / bare reader: x{fmt(ratio(fl.get("median") if fl else None, bare.get("median")))}; '
+            f'{fmt(bare.get("cpu_ms"))} ms in {fmt(bare.get("seconds"))} s, '
+            f'{fmt(bare.get("wakeups_per_s"))} wake-ups/s')
     # 6. energy (ACPI S3)
     for key, f in sorted(res.figs.items()):
         if key.startswith('guest.energy_cycle_cost_w'):
@@ -1128,6 +1206,9 @@ def main():
     ap.add_argument('--quick', action='store_true')
     ap.add_argument('--skip-host', action='store_true')
     ap.add_argument('--skip-guest', action='store_true')
+    ap.add_argument('--host-phases', default=','.join(HOST_PHASES),
+                    help='the host phases to run, comma-separated (default: all of '
+                    + ', '.join(HOST_PHASES) + ')')
     ap.add_argument('--build', default=os.path.join(TOP, 'build/host'),
                     help='the meson build directory of the host binaries (default: build/host; '
                     'configured with -Dbench=true)')

@@ -39,6 +39,17 @@
  *   wlbench power-wakeups SECONDS        the power thread's context switches/s
  *                                        (its wake-ups) while a hold is held;
  *                                        displays set up by the caller
+ *   wlbench input-flood FIFO RATE SECONDS [PER_WRITE]
+ *                                        RATE struct input_event a second
+ *                                        (PER_WRITE a write, default 2: one
+ *                                        evdev packet, a motion and its
+ *                                        SYN_REPORT) into FIFO, the daemon's
+ *                                        input device: the daemon's CPU
+ *                                        (schedstat, all threads) and
+ *                                        wake-ups; then the same flood into
+ *                                        a bare reader of our own (epoll,
+ *                                        batched reads, woken by every
+ *                                        write), the peer
  *   wlbench bare-loop SECONDS            wakeup_count handshake + freeze, no
  *                                        daemon (the kernel's own limit)
  *   wlbench futex-wake N                 FUTEX_WAKE -> sleeper running (the
@@ -54,6 +65,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/input.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -901,6 +913,196 @@ static int cmd_cpu(void)
 	return 0;
 }
 
+/* --- a flood of input events (the activity source, laptop policy) --------- */
+
+/* CPU time of every thread of pid in ns: the first field of each
+ * /proc/PID/task/TID/schedstat (time on a CPU), -1 if none is readable.
+ * The ticks of /proc/PID/stat are 10 ms, too coarse for a process that
+ * should use a few ms in 10 s; they are reported beside it. */
+static long long task_cpu_ns(pid_t pid)
+{
+	char dir[64], path[400];
+	long long sum = -1;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		unsigned long long v;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/schedstat", dir, de->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu", &v) == 1)
+			sum = (sum < 0 ? 0 : sum) + (long long)v;
+		fclose(f);
+	}
+	closedir(d);
+	return sum;
+}
+
+/* The writing end of a FIFO once its reader has it open (ENXIO until
+ * then; up to 5 s), blocking: a flood then waits for its reader rather
+ * than losing records. */
+static int fifo_writer(const char *path)
+{
+	int fd = -1;
+
+	for (int i = 0; i < 500 && fd < 0; i++) {
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno != ENXIO)
+			die(path, 0);
+		if (fd < 0)
+			sleep_ms(10);
+	}
+	if (fd < 0)
+		die("no reader of the FIFO", 0);
+	fcntl(fd, F_SETFL, 0);
+	return fd;
+}
+
+/* rate records a second into fd for seconds, per_write (even, at most
+ * 256) in each write at even intervals, on absolute deadlines (a late
+ * write is followed by the next one at once: the rate holds on average);
+ * half REL_X motions, half their SYN_REPORTs.  Returns the records
+ * written. */
+static long long flood(int fd, unsigned rate, unsigned per_write, double seconds)
+{
+	struct input_event ev[256];
+	uint64_t step = (uint64_t)per_write * 1000000000ull / rate, t0 = wl_now_mono();
+	uint64_t end = t0 + (uint64_t)(seconds * 1e9);
+	long long written = 0;
+
+	memset(ev, 0, sizeof(ev));
+	for (unsigned i = 0; i + 1 < per_write; i += 2) {
+		ev[i].type = EV_REL;
+		ev[i].code = REL_X;
+		ev[i].value = 1;
+		ev[i + 1].type = EV_SYN;       /* SYN_REPORT */
+	}
+	for (uint64_t next = t0; next < end; next += step) {
+		struct timespec ts = { .tv_sec = (time_t)(next / 1000000000u),
+		                       .tv_nsec = (long)(next % 1000000000u) };
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		if (write(fd, ev, per_write * sizeof(ev[0])) != (ssize_t)(per_write * sizeof(ev[0])))
+			die("writing the flood", 0);
+		written += per_write;
+	}
+	return written;
+}
+
+/* The peer: what reading the flood costs a process woken by every write.
+ * It sleeps in epoll_wait on the FIFO and at each wake-up reads what is
+ * there, 128 records a read, until EAGAIN; it ends at end of file. */
+static void bare_reader(const char *path)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct input_event buf[128];
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (fd < 0 || ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0)
+		_exit(1);
+	for (;;) {
+		ssize_t n;
+
+		if (epoll_wait(ep, &ev, 1, -1) < 0 && errno != EINTR)
+			_exit(1);
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			;
+		/* 0: the writer has gone, after a flood (before it, a FIFO
+		 * that never had a writer reports nothing to epoll). */
+		if (n == 0)
+			_exit(0);
+	}
+}
+
+/* CPU ns, ticks and context switches of a process, for one side. */
+struct usage { long long ns, ticks, vol, invol; uint64_t t; };
+
+static void usage_now(pid_t pid, struct usage *u)
+{
+	u->t = wl_now_mono();
+	u->ns = task_cpu_ns(pid);
+	u->ticks = cpu_ticks(pid);
+	u->vol = task_field_sum(pid, "voluntary_ctxt_switches");
+	u->invol = task_field_sum(pid, "nonvoluntary_ctxt_switches");
+}
+
+static void report_flood(const char *name, const struct usage *a, const struct usage *b,
+                         long long events, unsigned rate, unsigned per_write)
+{
+	double s = (double)(b->t - a->t) / 1e9, pct = (double)(b->ns - a->ns) / (s * 1e9) * 100;
+
+	if (a->ns < 0 || b->ns < 0)
+		die("schedstat", 0);
+	printf("BENCH %s n=1 median=%.4f p99=%.4f unit=pct seconds=%.2f events=%lld rate=%u"
+	       " per_write=%u cpu_ms=%.3f ticks=%lld clk_tck=%ld wakeups_per_s=%.2f"
+	       " voluntary=%lld nonvoluntary=%lld\n", name, pct, pct, s, events, rate, per_write,
+	       (double)(b->ns - a->ns) / 1e6, b->ticks - a->ticks, sysconf(_SC_CLK_TCK),
+	       (double)(b->vol - a->vol) / s, b->vol - a->vol, b->invol - a->invol);
+	fflush(stdout);
+}
+
+/*
+ * wlbench input-flood FIFO RATE SECONDS [PER_WRITE]: the daemon reads
+ * FIFO as an input device (bench/run.py starts it in laptop mode on a
+ * fake root whose dev/input/event0 is FIFO).  Its CPU over the flood,
+ * all threads, from schedstat; then the bare reader's over the same
+ * flood, in the same run.
+ */
+static int cmd_input_flood(const char *path, unsigned rate, double seconds, unsigned per_write)
+{
+	char dir[] = "/tmp/wlbench-reader-XXXXXX", fifo[64];
+	pid_t dpid = daemon_pid(), child;
+	struct usage a, b;
+	long long n;
+	int fd, st;
+
+	if (dpid <= 0)
+		die("daemon pid", 0);
+	if (!rate || per_write < 2 || per_write > 256 || per_write % 2)
+		die("input-flood: RATE > 0, PER_WRITE even, 2..256", 0);
+	fd = fifo_writer(path);
+	sleep_ms(300);   /* the daemon has seen the writer come */
+	usage_now(dpid, &a);
+	n = flood(fd, rate, per_write, seconds);
+	usage_now(dpid, &b);
+	close(fd);
+	report_flood("input_flood", &a, &b, n, rate, per_write);
+
+	if (!mkdtemp(dir))
+		die("mkdtemp", 0);
+	snprintf(fifo, sizeof(fifo), "%s/event0", dir);
+	if (mkfifo(fifo, 0600) < 0)
+		die("mkfifo", 0);
+	child = fork();
+	if (child < 0)
+		die("fork", 0);
+	if (child == 0)
+		bare_reader(fifo);
+	fd = fifo_writer(fifo);
+	sleep_ms(100);
+	usage_now(child, &a);
+	n = flood(fd, rate, per_write, seconds);
+	usage_now(child, &b);
+	close(fd);
+	report_flood("input_flood_bare", &a, &b, n, rate, per_write);
+	if (waitpid(child, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		fprintf(stderr, "wlbench: the bare reader did not end cleanly\n");
+	unlink(fifo);
+	rmdir(dir);
+	return 0;
+}
+
 /* --- bare loop: the kernel's own limit -------------------------------------- */
 
 static volatile sig_atomic_t alarmed;
@@ -1064,6 +1266,9 @@ int main(int argc, char **argv)
 		return cmd_idle(atof(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "power-wakeups"))
 		return cmd_power_wakeups(atof(argv[2]));
+	if (argc >= 5 && !strcmp(argv[1], "input-flood"))
+		return cmd_input_flood(argv[2], (unsigned)atoi(argv[3]), atof(argv[4]),
+		                       argc >= 6 ? (unsigned)atoi(argv[5]) : 2);
 	if (argc >= 3 && !strcmp(argv[1], "bare-loop"))
 		return cmd_bare(atof(argv[2]));
 	if (argc >= 2 && !strcmp(argv[1], "cpu"))
