@@ -50,6 +50,11 @@
  *                                        a bare reader of our own (epoll,
  *                                        batched reads, woken by every
  *                                        write), the peer
+ *   wlbench cycle-cpu SECONDS            the daemon's CPU per suspend attempt
+ *                                        while nothing is held (a fake /sys
+ *                                        whose state write returns at once:
+ *                                        the daemon's own work per cycle),
+ *                                        schedstat of all its threads
  *   wlbench bare-loop SECONDS            wakeup_count handshake + freeze, no
  *                                        daemon (the kernel's own limit)
  *   wlbench futex-wake N                 FUTEX_WAKE -> sleeper running (the
@@ -1103,6 +1108,51 @@ static int cmd_input_flood(const char *path, unsigned rate, double seconds, unsi
 	return 0;
 }
 
+/* --- the daemon's CPU per cycle ------------------------------------------ */
+
+/*
+ * wlbench cycle-cpu SECONDS: with nothing held the daemon cycles as fast
+ * as its min_awake_ms lets it (on a fake /sys the state write returns at
+ * once), so its CPU over SECONDS divided by the attempts it counted in
+ * that time is its own work per cycle: the loop's steps, the ledger's
+ * snapshots of the wakeup sources, the statistics.  The caller sets up
+ * the sources (bench/run.py).  This client holds nothing.
+ */
+static int cmd_cycle_cpu(double seconds)
+{
+	pid_t dpid = daemon_pid();
+	const struct wl_shm_header *hdr;
+	struct usage a, b;
+	uint64_t n0, n1;
+	wakelock_client *c;
+	double s;
+	int r;
+
+	if (dpid <= 0)
+		die("daemon pid", 0);
+	if ((r = wakelock_client_open(NULL, "bench-cycles", &c)) < 0)
+		die("client", r);
+	hdr = __atomic_load_n(&c->pub, __ATOMIC_ACQUIRE);
+	sleep_ms(300);
+	usage_now(dpid, &a);
+	n0 = __atomic_load_n(&hdr->dstats.attempts, __ATOMIC_ACQUIRE);
+	sleep_ms((unsigned)(seconds * 1000));
+	usage_now(dpid, &b);
+	n1 = __atomic_load_n(&hdr->dstats.attempts, __ATOMIC_ACQUIRE);
+	if (a.ns < 0 || b.ns < 0 || n1 <= n0)
+		die("cycle-cpu: no schedstat, or no attempt", 0);
+	s = (double)(b.t - a.t) / 1e9;
+	printf("BENCH cycle_cpu n=1 median=%.2f p99=%.2f unit=us seconds=%.2f cycles=%llu"
+	       " cycles_per_s=%.1f cpu_ms=%.3f ticks=%lld pct=%.3f\n",
+	       (double)(b.ns - a.ns) / 1e3 / (double)(n1 - n0),
+	       (double)(b.ns - a.ns) / 1e3 / (double)(n1 - n0), s,
+	       (unsigned long long)(n1 - n0), (double)(n1 - n0) / s, (double)(b.ns - a.ns) / 1e6,
+	       b.ticks - a.ticks, (double)(b.ns - a.ns) / (s * 1e9) * 100);
+	fflush(stdout);
+	wakelock_client_close(c);
+	return 0;
+}
+
 /* --- bare loop: the kernel's own limit -------------------------------------- */
 
 static volatile sig_atomic_t alarmed;
@@ -1269,6 +1319,8 @@ int main(int argc, char **argv)
 	if (argc >= 5 && !strcmp(argv[1], "input-flood"))
 		return cmd_input_flood(argv[2], (unsigned)atoi(argv[3]), atof(argv[4]),
 		                       argc >= 6 ? (unsigned)atoi(argv[5]) : 2);
+	if (argc >= 3 && !strcmp(argv[1], "cycle-cpu"))
+		return cmd_cycle_cpu(atof(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "bare-loop"))
 		return cmd_bare(atof(argv[2]));
 	if (argc >= 2 && !strcmp(argv[1], "cpu"))
