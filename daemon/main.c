@@ -43,6 +43,7 @@ static void to_params(const struct wld_config *c, struct power_params *p)
 	snprintf(p->pre_hook, sizeof(p->pre_hook), "%s", c->pre_suspend_hook);
 	snprintf(p->post_hook, sizeof(p->post_hook), "%s", c->post_resume_hook);
 	p->hook_timeout_ms = c->hook_timeout_ms;
+	p->wake_reasons = c->wake_reasons;
 }
 
 /* SIGHUP or `wakelock reload`: all or nothing. */

@@ -30,12 +30,16 @@ struct power_backend {
 	 * read_attr: a small file at rel ("/sys/power/pm_wakeup_irq", relative
 	 * to the backend's root) into buf, NUL-terminated, cut at the first
 	 * newline and to len - 1 bytes; its length or -errno (-ENOENT: no such
-	 * file on this kernel).  list_dir: fn(arg, entry) for each entry of the
-	 * directory rel but "." names, in no particular order, until fn
-	 * returns nonzero; 0 or -errno. */
+	 * file on this kernel).  list_dir: fn(arg, entry, ino) for each entry
+	 * of the directory rel but "." names, in no particular order, until fn
+	 * returns nonzero; 0 or -errno.  ino: the entry's inode number as the
+	 * listing gives it (d_ino), 0 if the backend cannot tell: an entry
+	 * listed again with the same nonzero ino is the same file, which
+	 * lets wakesrc.c keep a source's name instead of reading it again
+	 * (sysfs gives a re-created directory a new inode). */
 	int (*read_attr)(struct power_backend *be, const char *rel, char *buf, size_t len);
 	int (*list_dir)(struct power_backend *be, const char *rel,
-	                int (*fn)(void *arg, const char *entry), void *arg);
+	                int (*fn)(void *arg, const char *entry, uint64_t ino), void *arg);
 };
 
 struct power_clock {

@@ -801,7 +801,7 @@ static void count_attempt(struct powerloop *pl, struct attempt *at)
 		/* CLOCK_MONOTONIC stood still while asleep: re-derive the
 		 * offset clients stamp their activations with. */
 		wl_table_update_rt_offset(hdr);
-		if (pl->be->wake_reason)
+		if (pl->be->wake_reason && !pl->ledger)
 			pl->be->wake_reason(pl->be, hdr->dstats.last_wake, WL_WAKE_MAX);
 	} else {
 		hdr->dstats.failures++;
@@ -819,7 +819,9 @@ static void step_suspend(struct powerloop *pl, struct attempt *at)
 	uint64_t m0, b0, m1, b1;
 
 	set_dstate(pl, WL_D_SUSPENDING);
-	if (pl->be->before_suspend)
+	/* With a ledger, its snapshots tell the wake reason: the backend's
+	 * own scan of the same files would read every source twice more. */
+	if (pl->be->before_suspend && !pl->ledger)
 		pl->be->before_suspend(pl->be);
 	hdr->dstats.attempts++;
 	if (pl->ledger) {
@@ -849,6 +851,24 @@ static void step_suspend(struct powerloop *pl, struct attempt *at)
 	open_phase(pl);
 }
 
+/* `wakelock status`'s last wake from the attempt's record, as the
+ * backend's own scan put it: "irq N; source; source" (the first named
+ * of those that moved), raw bytes like the backend's. */
+static void set_last_wake(struct powerloop *pl, const struct wl_ledger_record *r)
+{
+	char *out = pl->hdr->dstats.last_wake;
+	size_t used = 0;
+
+	wl_lock(pl->hdr);
+	out[0] = 0;
+	if (r->cause & WL_LC_IRQ)
+		used = (size_t)snprintf(out, WL_WAKE_MAX, "irq %d", (int)r->wakeup_irq);
+	for (unsigned i = 0; i < r->nsources && i < WL_LEDGER_SOURCES && used + 2 < WL_WAKE_MAX; i++)
+		used += (size_t)snprintf(out + used, WL_WAKE_MAX - used, "%s%.*s", used ? "; " : "",
+		                         (int)WL_LEDGER_SRC_NAME, r->sources[i]);
+	wl_unlock(pl->hdr);
+}
+
 /* After the attempt: its cause in the ledger (read outside the lock, up
  * to 256 sources' files), the resume notifications, the hooks and the
  * statistics file, then the grace period or the backoff. */
@@ -864,8 +884,11 @@ static int step_after_attempt(struct powerloop *pl, struct attempt *at)
 		/* Sources that hold for what woke us see the record first, so
 		 * that their claim counts for this wake. */
 		seq = ledger_next_seq(pl->ledger);
-		if (seq > 1 && ledger_copy(pl->ledger, seq - 1, &at->rec, 1) == 1)
+		if (seq > 1 && ledger_copy(pl->ledger, seq - 1, &at->rec, 1) == 1) {
+			if (at->sr == 0 && p->wake_reasons)
+				set_last_wake(pl, &at->rec);
 			awake_resumed(pl, &at->rec);
+		}
 		notify_resume(pl);
 	}
 	if (at->sr == 0)

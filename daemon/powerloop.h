@@ -28,6 +28,9 @@ struct power_params {
 	unsigned short_suspend_ms;
 	char pre_hook[PATH_MAX], post_hook[PATH_MAX];
 	unsigned hook_timeout_ms;       /* a hook still running then is killed */
+	/* dstats.last_wake filled in ([suspend] wake_reasons): from the
+	 * ledger's record when there is a ledger, else by the backend. */
+	int wake_reasons;
 };
 
 struct wl_region;

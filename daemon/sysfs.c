@@ -165,7 +165,7 @@ static int sb_read_attr(struct power_backend *be, const char *rel, char *buf, si
 }
 
 static int sb_list_dir(struct power_backend *be, const char *rel,
-                       int (*fn)(void *arg, const char *entry), void *arg)
+                       int (*fn)(void *arg, const char *entry, uint64_t ino), void *arg)
 {
 	struct sysfs_backend *b = (struct sysfs_backend *)be;
 	char path[4400];
@@ -177,7 +177,7 @@ static int sb_list_dir(struct power_backend *be, const char *rel,
 	if (!d)
 		return -errno;
 	while ((de = readdir(d)))
-		if (de->d_name[0] != '.' && fn(arg, de->d_name))
+		if (de->d_name[0] != '.' && fn(arg, de->d_name, (uint64_t)de->d_ino))
 			break;
 	closedir(d);
 	return 0;

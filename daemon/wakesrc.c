@@ -35,12 +35,30 @@ static int read_u64(struct power_backend *be, const char *rel, uint64_t *v)
 
 struct ids {
 	uint32_t id[WAKESRC_MAX];
+	uint64_t ino[WAKESRC_MAX];           /* of each id's directory, 0: unknown */
 	unsigned n;
 	int truncated;
 };
 
+/*
+ * The names of the sources listed last time, by id and directory inode:
+ * a name does not change while its directory lives, so a source listed
+ * again with the same nonzero inode keeps its name without a read (one
+ * file in three of a scan).  The kernel reuses wakeupN numbers, but a
+ * re-created directory has a new inode, so a new source under an old
+ * number is read.  The power loop's thread only (both its snapshots
+ * share it), bounded like a snapshot.
+ */
+struct name_cache {
+	const struct power_backend *be;      /* whose listing it is */
+	uint32_t id[WAKESRC_MAX];
+	uint64_t ino[WAKESRC_MAX];
+	char name[WAKESRC_MAX][WL_LEDGER_SRC_NAME];
+	unsigned n;                          /* sorted by id */
+};
+
 /* "wakeupN" only: the class's own naming (anything else is skipped). */
-static int collect_id(void *arg, const char *entry)
+static int collect_id(void *arg, const char *entry, uint64_t ino)
 {
 	struct ids *ids = arg;
 	unsigned long v;
@@ -54,6 +72,7 @@ static int collect_id(void *arg, const char *entry)
 	if (errno || *end || v > UINT32_MAX)
 		return 0;
 	if (ids->n < WAKESRC_MAX) {
+		ids->ino[ids->n] = ino;
 		ids->id[ids->n++] = (uint32_t)v;
 		return 0;
 	}
@@ -63,29 +82,63 @@ static int collect_id(void *arg, const char *entry)
 	for (unsigned i = 1; i < ids->n; i++)
 		if (ids->id[i] > ids->id[max])
 			max = i;
-	if (v < ids->id[max])
+	if (v < ids->id[max]) {
 		ids->id[max] = (uint32_t)v;
+		ids->ino[max] = ino;
+	}
 	return 0;
 }
 
-/* Insertion sort, in place and without allocating (qsort may): the
+/* Insertion sort by id, in place and without allocating (qsort may): the
  * directory lists sources mostly in order already. */
-static void sort_ids(uint32_t *v, unsigned n)
+static void sort_ids(struct ids *ids)
 {
-	for (unsigned i = 1; i < n; i++) {
-		uint32_t x = v[i];
+	for (unsigned i = 1; i < ids->n; i++) {
+		uint32_t x = ids->id[i];
+		uint64_t xi = ids->ino[i];
 		unsigned j = i;
 
-		for (; j > 0 && v[j - 1] > x; j--)
-			v[j] = v[j - 1];
-		v[j] = x;
+		for (; j > 0 && ids->id[j - 1] > x; j--) {
+			ids->id[j] = ids->id[j - 1];
+			ids->ino[j] = ids->ino[j - 1];
+		}
+		ids->id[j] = x;
+		ids->ino[j] = xi;
+	}
+}
+
+/* The cached name of id if its directory is the one named before (*k: a
+ * cursor, the cache being walked in id order); NULL if it must be read. */
+static const char *cached_name(const struct name_cache *c, unsigned *k, uint32_t id, uint64_t ino)
+{
+	while (*k < c->n && c->id[*k] < id)
+		(*k)++;
+	if (!ino || *k >= c->n || c->id[*k] != id || c->ino[*k] != ino)
+		return NULL;
+	return c->name[*k];
+}
+
+/* The cache becomes what this snapshot listed (sorted by id, as s is). */
+static void cache_names(struct name_cache *c, const struct ws_snapshot *s, const uint64_t *ino)
+{
+	c->n = 0;
+	for (unsigned i = 0; i < s->nsrc; i++) {
+		if (!ino[i])
+			continue;
+		c->id[c->n] = s->src[i].id;
+		c->ino[c->n] = ino[i];
+		memcpy(c->name[c->n], s->src[i].name, WL_LEDGER_SRC_NAME);
+		c->n++;
 	}
 }
 
 void wakesrc_take(struct power_backend *be, struct ws_snapshot *s)
 {
 	static __thread struct ids ids;
+	static __thread struct name_cache names;
+	static __thread uint64_t ino[WAKESRC_MAX];     /* of s->src[i] */
 	char rel[96], buf[32];
+	unsigned k = 0;
 	uint64_t v;
 	int r;
 
@@ -122,9 +175,10 @@ void wakesrc_take(struct power_backend *be, struct ws_snapshot *s)
 	if (!be->list_dir || be->list_dir(be, WAKEUP_DIR, collect_id, &ids) < 0)
 		return;
 	s->flags |= WS_SOURCES | (ids.truncated ? WS_TRUNCATED : 0);
-	sort_ids(ids.id, ids.n);
+	sort_ids(&ids);
 	for (unsigned i = 0; i < ids.n; i++) {
 		struct ws_source *src = &s->src[s->nsrc];
+		const char *known;
 
 		if (i && ids.id[i] == ids.id[i - 1])
 			continue;
@@ -136,11 +190,20 @@ void wakesrc_take(struct power_backend *be, struct ws_snapshot *s)
 		snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/wakeup_count", src->id);
 		if (read_u64(be, rel, &src->wakeups) < 0)
 			src->wakeups = 0;
+		known = names.be == be ? cached_name(&names, &k, src->id, ids.ino[i]) : NULL;
 		snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/name", src->id);
-		if (read_attr(be, rel, src->name, sizeof(src->name)) <= 0)
+		ino[s->nsrc] = ids.ino[i];
+		if (known) {
+			memcpy(src->name, known, sizeof(src->name));
+		} else if (read_attr(be, rel, src->name, sizeof(src->name)) <= 0) {
+			/* Not kept: the next scan tries to read it again. */
 			snprintf(src->name, sizeof(src->name), "wakeup%u", src->id);
+			ino[s->nsrc] = 0;
+		}
 		s->nsrc++;
 	}
+	cache_names(&names, s, ino);
+	names.be = be;
 }
 
 void wakesrc_stamp(struct ws_snapshot *s, struct power_clock *clk)

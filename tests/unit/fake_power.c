@@ -175,7 +175,7 @@ static int fp_read_attr(struct power_backend *be, const char *rel, char *buf, si
 /* Entries of rel: the distinct first components of the paths under it
  * (a directory with no files in it does not exist: -ENOENT). */
 static int fp_list_dir(struct power_backend *be, const char *rel,
-                       int (*fn)(void *arg, const char *entry), void *arg)
+                       int (*fn)(void *arg, const char *entry, uint64_t ino), void *arg)
 {
 	struct fake_power *fp = (struct fake_power *)be;
 	char names[FAKE_FILES][80];
@@ -206,7 +206,7 @@ static int fp_list_dir(struct power_backend *be, const char *rel,
 	if (!n)
 		return -ENOENT;
 	for (int j = 0; j < n; j++)
-		if (fn(arg, names[j]))
+		if (fn(arg, names[j], 0))           /* no inodes: names read each time */
 			break;
 	return 0;
 }

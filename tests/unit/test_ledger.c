@@ -616,6 +616,52 @@ static void test_sysfs_backend(void **st)
 	free(s);
 }
 
+/*
+ * Names are read once per source directory: a source listed again in the
+ * same directory (same inode) keeps its name without a read, one whose
+ * directory was re-created under the same wakeupN (the kernel reuses the
+ * numbers; the new directory has a new inode) is read again, and a name
+ * that could not be read is tried again at the next scan.
+ */
+static void test_names_read_once(void **st)
+{
+	char dir[] = "/tmp/wl-ledger-XXXXXX", err[256], cmd[600];
+	struct power_backend *be;
+	struct ws_snapshot *s = calloc(1, sizeof(*s));
+
+	(void)st;
+	assert_non_null(mkdtemp(dir));
+	put_file(dir, "/sys/power/wakeup_count", "5\n");
+	put_file(dir, "/sys/power/state", "freeze mem\n");
+	put_file(dir, "/sys/class/wakeup/wakeup4/name", "serial8250\n");
+	put_file(dir, "/sys/class/wakeup/wakeup4/event_count", "8\n");
+	put_file(dir, "/sys/class/wakeup/wakeup5/event_count", "1\n");
+	assert_int_equal(sysfs_open(dir, "mem", NULL, 1, &be, err, sizeof(err)), 0);
+	wakesrc_take(be, s);
+	assert_int_equal(s->nsrc, 2);
+	assert_string_equal(s->src[0].name, "serial8250");
+	assert_string_equal(s->src[1].name, "wakeup5");      /* no name file */
+	/* The same directories: wakeup4's name is not read again (a kernel
+	 * never changes it; this test does, to see that it is not read). */
+	put_file(dir, "/sys/class/wakeup/wakeup4/name", "changed\n");
+	put_file(dir, "/sys/class/wakeup/wakeup5/name", "late\n");
+	wakesrc_take(be, s);
+	assert_string_equal(s->src[0].name, "serial8250");
+	assert_string_equal(s->src[1].name, "late");
+	assert_int_equal(s->src[0].events, 8);
+	/* wakeup4 re-created (made beside the old one, so its inode differs). */
+	snprintf(cmd, sizeof(cmd), "cd '%s/sys/class/wakeup' && mkdir new && echo rtc0 >new/name && "
+	         "echo 2 >new/event_count && rm -r wakeup4 && mv new wakeup4", dir);
+	assert_int_equal(system(cmd), 0);
+	wakesrc_take(be, s);
+	assert_string_equal(s->src[0].name, "rtc0");
+	assert_int_equal(s->src[0].events, 2);
+	sysfs_close(be);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(s);
+}
+
 /* A backend with 1000 sources, long names, listed in either order. */
 static int many_ascending;
 
@@ -639,7 +685,7 @@ static int many_read(struct power_backend *be, const char *rel, char *buf, size_
 }
 
 static int many_list(struct power_backend *be, const char *rel,
-                     int (*fn)(void *arg, const char *entry), void *arg)
+                     int (*fn)(void *arg, const char *entry, uint64_t ino), void *arg)
 {
 	char e[32];
 
@@ -649,7 +695,7 @@ static int many_list(struct power_backend *be, const char *rel,
 		int i = many_ascending ? k : 999 - k;
 
 		snprintf(e, sizeof(e), "wakeup%d", i);
-		if (fn(arg, e))
+		if (fn(arg, e, 0))
 			break;
 	}
 	return 0;
@@ -1536,6 +1582,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_cause_alarm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_missing_files, setup, teardown),
 		cmocka_unit_test(test_sysfs_backend),
+		cmocka_unit_test(test_names_read_once),
 		cmocka_unit_test(test_snapshot_bounded),
 		cmocka_unit_test_setup_teardown(test_claims_and_latency, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unclaimed_after_window, setup, teardown),

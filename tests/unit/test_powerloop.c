@@ -874,6 +874,45 @@ static void test_ended_by_display_or_client(void **st)
 	ended_teardown(f, &e);
 }
 
+/* While "asleep": IRQ 42 fires and ttyS1's source counts an event. */
+static void wake_by_ttys1(struct fake_power *fp, void *arg)
+{
+	(void)arg;
+	fake_file_set(fp, "/sys/power/pm_wakeup_irq", "42");
+	fake_file_set(fp, "/sys/class/wakeup/wakeup1/event_count", "6");
+}
+
+/*
+ * With a ledger, `wakelock status`'s last wake comes from the attempt's
+ * record (the backend's own scan of the same files is not made), in the
+ * backend's words: "irq N; source"; [suspend] wake_reasons = no leaves
+ * it empty.
+ */
+static void test_last_wake_from_ledger(void **st)
+{
+	struct fx *f = *st;
+	struct ended e = { 0 };
+
+	f->p.wake_reasons = 1;
+	powerloop_set_params(&f->pl, &f->p);
+	ended_setup(f, &e, NULL);
+	fake_file_fail(&f->fp, "/sys/power/pm_wakeup_irq", ENODATA);
+	fake_file_set(&f->fp, "/sys/class/wakeup/wakeup1/name", "ttyS1");
+	fake_file_set(&f->fp, "/sys/class/wakeup/wakeup1/event_count", "5");
+	fake_file_set(&f->fp, "/sys/class/wakeup/wakeup1/wakeup_count", "0");
+	f->fp.on_suspend = wake_by_ttys1;
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_string_equal(f->h->dstats.last_wake, "irq 42; ttyS1");
+	assert_string_equal(newest(&e).sources[0], "ttyS1");
+
+	f->p.wake_reasons = 0;
+	powerloop_set_params(&f->pl, &f->p);
+	f->h->dstats.last_wake[0] = 0;
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_string_equal(f->h->dstats.last_wake, "");
+	ended_teardown(f, &e);
+}
+
 static void test_reload_wakes_waiter(void **st)
 {
 	struct fx *f = *st;
@@ -1348,6 +1387,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_reload_wakes_waiter, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ended_by_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ended_by_display_or_client, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_last_wake_from_ledger, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_earlier_timed_hold_rearms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hook_event_is_no_livelock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_stream_backs_off, setup, teardown),
