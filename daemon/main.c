@@ -30,6 +30,7 @@
 #include "sdnotify.h"
 #include "lib/wl_region.h"
 #include "ledger.h"
+#include "wakesrc.h"
 
 static void to_params(const struct wld_config *c, struct power_params *p)
 {
@@ -362,13 +363,14 @@ static void ready(int *ready_fd)
 	}
 }
 
-/* One descriptor per connection (WLD_MAX_CONNS) and per wake alarm, plus
- * our own: if the default (often 1024) is short, raise the limit, the hard
+/* One descriptor per connection (WLD_MAX_CONNS) and per wake alarm, one
+ * per kernel wakeup source the ledger keeps open (wakesrc.c), plus our
+ * own: if the default (often 1024) is short, raise the limit, the hard
  * one too when we may (root), else the soft one as far as the hard one. */
 static void raise_nofile(void)
 {
 	struct rlimit rl;
-	rlim_t want = WLD_MAX_CONNS + WL_MAX_CLIENTS * WAKELOCK_MAX_ALARMS_PER_CLIENT + 64;
+	rlim_t want = WLD_MAX_CONNS + WL_MAX_CLIENTS * WAKELOCK_MAX_ALARMS_PER_CLIENT + WAKESRC_MAX + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
 		return;
@@ -578,6 +580,8 @@ static void stop(struct daemon *d)
 	powerloop_destroy(&d->pl);
 	ledger_free(d->ledger);
 	real_clock_free(d->clk);
+	/* The power thread has stopped: its kept descriptors go first. */
+	wakesrc_forget();
 	sysfs_close(d->be);
 	display_source_free(d->display);
 	power_supply_source_free(power);

@@ -40,6 +40,12 @@ struct power_backend {
 	int (*read_attr)(struct power_backend *be, const char *rel, char *buf, size_t len);
 	int (*list_dir)(struct power_backend *be, const char *rel,
 	                int (*fn)(void *arg, const char *entry, uint64_t ino), void *arg);
+	/* Optional: rel opened for reading (O_RDONLY | O_CLOEXEC), a
+	 * descriptor or -errno, to be read again and again with pread() at
+	 * offset 0: a sysfs attribute shows its value anew at each read from
+	 * the start (one system call instead of open, read and close), and
+	 * fails with ENODEV once its object is gone.  NULL: read_attr. */
+	int (*open_attr)(struct power_backend *be, const char *rel);
 };
 
 struct power_clock {

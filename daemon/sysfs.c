@@ -164,6 +164,17 @@ static int sb_read_attr(struct power_backend *be, const char *rel, char *buf, si
 	return sysfs_read_small(path, buf, len, 0);
 }
 
+static int sb_open_attr(struct power_backend *be, const char *rel)
+{
+	struct sysfs_backend *b = (struct sysfs_backend *)be;
+	char path[4400];
+	int fd;
+
+	path_of(b, rel, path, sizeof(path));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 static int sb_list_dir(struct power_backend *be, const char *rel,
                        int (*fn)(void *arg, const char *entry, uint64_t ino), void *arg)
 {
@@ -290,6 +301,7 @@ int sysfs_open(const char *root, const char *state, const char *mem_sleep, int w
 	b->pub.interrupt = sb_interrupt;
 	b->pub.read_attr = sb_read_attr;
 	b->pub.list_dir = sb_list_dir;
+	b->pub.open_attr = sb_open_attr;
 	*out = &b->pub;
 	return 0;
 fail:

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Wake-cause snapshots and their difference (wakesrc.h, docs/ledger.md). */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "wakesrc.h"
 
 #define WAKEUP_DIR "/sys/class/wakeup"
@@ -16,14 +18,11 @@ static int read_attr(struct power_backend *be, const char *rel, char *buf, size_
 	return be->read_attr(be, rel, buf, len);
 }
 
-/* A decimal number filling the whole file ("123"): 0 or -EBADMSG. */
-static int read_u64(struct power_backend *be, const char *rel, uint64_t *v)
+/* buf as a decimal number filling it ("123"): 0 or -EBADMSG. */
+static int parse_u64(const char *buf, uint64_t *v)
 {
-	char buf[32], *end;
-	int r = read_attr(be, rel, buf, sizeof(buf));
+	char *end;
 
-	if (r < 0)
-		return r;
 	if (buf[0] < '0' || buf[0] > '9')
 		return -EBADMSG;
 	errno = 0;
@@ -31,6 +30,29 @@ static int read_u64(struct power_backend *be, const char *rel, uint64_t *v)
 	if (errno || *end)
 		return -EBADMSG;
 	return 0;
+}
+
+/* A decimal number filling the whole file: 0, -errno or -EBADMSG. */
+static int read_u64(struct power_backend *be, const char *rel, uint64_t *v)
+{
+	char buf[32];
+	int r = read_attr(be, rel, buf, sizeof(buf));
+
+	return r < 0 ? r : parse_u64(buf, v);
+}
+
+/* The same from a descriptor kept open (power.h open_attr), read from
+ * offset 0 again. */
+static int pread_u64(int fd, uint64_t *v)
+{
+	char buf[32];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return parse_u64(buf, v);
 }
 
 struct ids {
@@ -41,21 +63,30 @@ struct ids {
 };
 
 /*
- * The names of the sources listed last time, by id and directory inode:
- * a name does not change while its directory lives, so a source listed
- * again with the same nonzero inode keeps its name without a read (one
- * file in three of a scan).  The kernel reuses wakeupN numbers, but a
- * re-created directory has a new inode, so a new source under an old
- * number is read.  The power loop's thread only (both its snapshots
- * share it), bounded like a snapshot.
+ * The sources as the last snapshot read them, by id and directory inode,
+ * so that a snapshot reads one file of a source in three when it did not
+ * move, with one system call:
+ *  - a name does not change while its directory lives: a source listed
+ *    again with the same nonzero inode keeps it.  The kernel reuses
+ *    wakeupN numbers, but a re-created directory has a new inode, so a
+ *    new source under an old number is read;
+ *  - the kernel raises a source's wakeup_count only with its event_count
+ *    (wakeup_source_report_event(), 6.12), so an event_count that did
+ *    not move means a wakeup_count that did not either;
+ *  - event_count stays open (power.h open_attr) and is read again with
+ *    pread() from offset 0, where the backend can: one system call, no
+ *    path to walk (on a device, a symbolic link into /sys/devices).
+ * One snapshot at a time (the power loop's thread in the daemon);
+ * bounded like a snapshot: at most WAKESRC_MAX descriptors.
  */
-struct name_cache {
+static struct src_cache {
+	pthread_mutex_t m;
 	const struct power_backend *be;      /* whose listing it is */
-	uint32_t id[WAKESRC_MAX];
+	unsigned n;
 	uint64_t ino[WAKESRC_MAX];
-	char name[WAKESRC_MAX][WL_LEDGER_SRC_NAME];
-	unsigned n;                          /* sorted by id */
-};
+	int fd[WAKESRC_MAX];                 /* its event_count open, -1: none */
+	struct ws_source src[WAKESRC_MAX];   /* sorted by id */
+} cache = { .m = PTHREAD_MUTEX_INITIALIZER };
 
 /* "wakeupN" only: the class's own naming (anything else is skipped). */
 static int collect_id(void *arg, const char *entry, uint64_t ino)
@@ -107,38 +138,144 @@ static void sort_ids(struct ids *ids)
 	}
 }
 
-/* The cached name of id if its directory is the one named before (*k: a
- * cursor, the cache being walked in id order); NULL if it must be read. */
-static const char *cached_name(const struct name_cache *c, unsigned *k, uint32_t id, uint64_t ino)
+/* The index in the cache of source id as read last time, if its
+ * directory is the same one (*k: a cursor, the cache being walked in id
+ * order); -1 if it must be read. */
+static int cached(const struct src_cache *c, unsigned *k, uint32_t id, uint64_t ino)
 {
-	while (*k < c->n && c->id[*k] < id)
+	while (*k < c->n && c->src[*k].id < id)
 		(*k)++;
-	if (!ino || *k >= c->n || c->id[*k] != id || c->ino[*k] != ino)
-		return NULL;
-	return c->name[*k];
+	if (!ino || *k >= c->n || c->src[*k].id != id || c->ino[*k] != ino)
+		return -1;
+	return (int)*k;
 }
 
-/* The cache becomes what this snapshot listed (sorted by id, as s is). */
-static void cache_names(struct name_cache *c, const struct ws_snapshot *s, const uint64_t *ino)
+/* The cache becomes what this snapshot read (sorted by id, as s is):
+ * what it no longer holds is closed. */
+static void cache_sources(struct src_cache *c, const struct ws_snapshot *s, const uint64_t *ino,
+                          int *fd)
 {
+	for (unsigned i = 0; i < c->n; i++)
+		if (c->fd[i] >= 0)
+			close(c->fd[i]);         /* not taken over: gone or re-created */
 	c->n = 0;
 	for (unsigned i = 0; i < s->nsrc; i++) {
-		if (!ino[i])
+		if (!ino[i]) {
+			if (fd[i] >= 0)
+				close(fd[i]);
 			continue;
-		c->id[c->n] = s->src[i].id;
+		}
 		c->ino[c->n] = ino[i];
-		memcpy(c->name[c->n], s->src[i].name, WL_LEDGER_SRC_NAME);
-		c->n++;
+		c->fd[c->n] = fd[i];
+		c->src[c->n++] = s->src[i];
 	}
+}
+
+/* A source's event_count: through *fd if open (kept open for the next
+ * time where the backend can), else by name.  0 or -errno. */
+static int read_events(struct power_backend *be, uint32_t id, int *fd, uint64_t *v)
+{
+	char rel[96];
+	int f, r;
+
+	if (*fd >= 0) {
+		if (pread_u64(*fd, v) == 0)
+			return 0;
+		close(*fd);                      /* gone (ENODEV), or garbled */
+		*fd = -1;
+	}
+	snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/event_count", id);
+	if (!be->open_attr)
+		return read_u64(be, rel, v);
+	f = be->open_attr(be, rel);
+	if (f < 0)
+		return f;
+	r = pread_u64(f, v);
+	if (r == 0)
+		*fd = f;
+	else
+		close(f);
+	return r;
+}
+
+/* One source's files into src (its id set): 0, or -1 if it went away.
+ * prev: the same source as read last time, or NULL; *fd its event_count
+ * if open (in and out); *named: its name was read (or known). */
+static int read_source(struct power_backend *be, struct ws_source *src,
+                       const struct ws_source *prev, int *fd, int *named)
+{
+	char rel[96];
+
+	if (read_events(be, src->id, fd, &src->events) < 0)
+		return -1;
+	if (prev && prev->events == src->events) {
+		src->wakeups = prev->wakeups;
+	} else {
+		snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/wakeup_count", src->id);
+		if (read_u64(be, rel, &src->wakeups) < 0)
+			src->wakeups = 0;
+	}
+	*named = 1;
+	if (prev) {
+		memcpy(src->name, prev->name, sizeof(src->name));
+		return 0;
+	}
+	snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/name", src->id);
+	if (read_attr(be, rel, src->name, sizeof(src->name)) <= 0) {
+		snprintf(src->name, sizeof(src->name), "wakeup%u", src->id);
+		*named = 0;
+	}
+	return 0;
+}
+
+/* The sources into s, with the cache (its lock held). */
+static void take_sources(struct power_backend *be, struct ws_snapshot *s, const struct ids *ids)
+{
+	static uint64_t ino[WAKESRC_MAX];    /* of s->src[i], 0: not to be kept */
+	static int fd[WAKESRC_MAX];          /* of s->src[i], -1: none */
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < ids->n; i++) {
+		struct ws_source *src = &s->src[s->nsrc];
+		int c = -1, named;
+
+		if (i && ids->id[i] == ids->id[i - 1])
+			continue;
+		src->id = ids->id[i];
+		fd[s->nsrc] = -1;
+		if (cache.be == be && (c = cached(&cache, &k, src->id, ids->ino[i])) >= 0) {
+			fd[s->nsrc] = cache.fd[c];       /* taken over */
+			cache.fd[c] = -1;
+		}
+		/* A source that goes away while we read is skipped. */
+		if (read_source(be, src, c >= 0 ? &cache.src[c] : NULL, &fd[s->nsrc], &named) < 0) {
+			if (fd[s->nsrc] >= 0)
+				close(fd[s->nsrc]);
+			continue;
+		}
+		/* A name that could not be read is not kept: the next
+		 * snapshot tries again. */
+		ino[s->nsrc++] = named ? ids->ino[i] : 0;
+	}
+	cache_sources(&cache, s, ino, fd);
+	cache.be = be;
+}
+
+void wakesrc_forget(void)
+{
+	pthread_mutex_lock(&cache.m);
+	for (unsigned i = 0; i < cache.n; i++)
+		if (cache.fd[i] >= 0)
+			close(cache.fd[i]);
+	cache.n = 0;
+	cache.be = NULL;
+	pthread_mutex_unlock(&cache.m);
 }
 
 void wakesrc_take(struct power_backend *be, struct ws_snapshot *s)
 {
 	static __thread struct ids ids;
-	static __thread struct name_cache names;
-	static __thread uint64_t ino[WAKESRC_MAX];     /* of s->src[i] */
-	char rel[96], buf[32];
-	unsigned k = 0;
+	char buf[32];
 	uint64_t v;
 	int r;
 
@@ -176,34 +313,9 @@ void wakesrc_take(struct power_backend *be, struct ws_snapshot *s)
 		return;
 	s->flags |= WS_SOURCES | (ids.truncated ? WS_TRUNCATED : 0);
 	sort_ids(&ids);
-	for (unsigned i = 0; i < ids.n; i++) {
-		struct ws_source *src = &s->src[s->nsrc];
-		const char *known;
-
-		if (i && ids.id[i] == ids.id[i - 1])
-			continue;
-		src->id = ids.id[i];
-		/* A source that goes away while we read is skipped. */
-		snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/event_count", src->id);
-		if (read_u64(be, rel, &src->events) < 0)
-			continue;
-		snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/wakeup_count", src->id);
-		if (read_u64(be, rel, &src->wakeups) < 0)
-			src->wakeups = 0;
-		known = names.be == be ? cached_name(&names, &k, src->id, ids.ino[i]) : NULL;
-		snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/name", src->id);
-		ino[s->nsrc] = ids.ino[i];
-		if (known) {
-			memcpy(src->name, known, sizeof(src->name));
-		} else if (read_attr(be, rel, src->name, sizeof(src->name)) <= 0) {
-			/* Not kept: the next scan tries to read it again. */
-			snprintf(src->name, sizeof(src->name), "wakeup%u", src->id);
-			ino[s->nsrc] = 0;
-		}
-		s->nsrc++;
-	}
-	cache_names(&names, s, ino);
-	names.be = be;
+	pthread_mutex_lock(&cache.m);
+	take_sources(be, s, &ids);
+	pthread_mutex_unlock(&cache.m);
 }
 
 void wakesrc_stamp(struct ws_snapshot *s, struct power_clock *clk)

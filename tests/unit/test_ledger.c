@@ -610,6 +610,7 @@ static void test_sysfs_backend(void **st)
 	assert_int_equal(s->src[0].events, 8);
 	assert_int_equal(s->src[0].wakeups, 2);
 	assert_int_equal(be->read_attr(be, "/sys/power/nope", buf, sizeof(buf)), -ENOENT);
+	wakesrc_forget();
 	sysfs_close(be);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
@@ -621,7 +622,9 @@ static void test_sysfs_backend(void **st)
  * same directory (same inode) keeps its name without a read, one whose
  * directory was re-created under the same wakeupN (the kernel reuses the
  * numbers; the new directory has a new inode) is read again, and a name
- * that could not be read is tried again at the next scan.
+ * that could not be read is tried again at the next scan.  event_count is
+ * read through a descriptor kept open, wakeup_count only when event_count
+ * moved.
  */
 static void test_names_read_once(void **st)
 {
@@ -649,13 +652,30 @@ static void test_names_read_once(void **st)
 	assert_string_equal(s->src[0].name, "serial8250");
 	assert_string_equal(s->src[1].name, "late");
 	assert_int_equal(s->src[0].events, 8);
+	/* event_count is read again through the descriptor kept open;
+	 * wakeup_count only when event_count moved (the kernel raises them
+	 * together). */
+	put_file(dir, "/sys/class/wakeup/wakeup4/wakeup_count", "1\n");
+	wakesrc_take(be, s);
+	assert_int_equal(s->src[0].wakeups, 0);
+	put_file(dir, "/sys/class/wakeup/wakeup4/event_count", "9\n");
+	wakesrc_take(be, s);
+	assert_int_equal(s->src[0].events, 9);
+	assert_int_equal(s->src[0].wakeups, 1);
+	/* A source that goes is gone, whatever was kept of it. */
+	snprintf(cmd, sizeof(cmd), "rm -r '%s/sys/class/wakeup/wakeup5'", dir);
+	assert_int_equal(system(cmd), 0);
+	wakesrc_take(be, s);
+	assert_int_equal(s->nsrc, 1);
 	/* wakeup4 re-created (made beside the old one, so its inode differs). */
 	snprintf(cmd, sizeof(cmd), "cd '%s/sys/class/wakeup' && mkdir new && echo rtc0 >new/name && "
 	         "echo 2 >new/event_count && rm -r wakeup4 && mv new wakeup4", dir);
 	assert_int_equal(system(cmd), 0);
 	wakesrc_take(be, s);
+	assert_int_equal(s->nsrc, 1);
 	assert_string_equal(s->src[0].name, "rtc0");
 	assert_int_equal(s->src[0].events, 2);
+	wakesrc_forget();
 	sysfs_close(be);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
