@@ -22,9 +22,9 @@
  *   ledger_copy / ledger_foreach     readers, by sequence number
  *
  * Memory: ledger_bytes(cap) = sizeof(struct ledger) + cap * 624 bytes,
- * where struct ledger is 16 520 bytes on x86-64 (mostly the snapshot of
- * the open attempt; 16 528 on aarch64, whose mutex is larger):
- * 2 572 424 bytes (2.45 MiB) for the default 4096 on x86-64.
+ * where struct ledger is 32 904 bytes on x86-64 (mostly the snapshot of
+ * the open attempt; 32 912 on aarch64, whose mutex is larger):
+ * 2 588 808 bytes (2.47 MiB) for the default 4096 on x86-64.
  *
  * No I/O.  Every function takes the ledger's own mutex: the power loop
  * writes, the server thread claims and reads.

@@ -870,8 +870,9 @@ static void set_last_wake(struct powerloop *pl, const struct wl_ledger_record *r
 }
 
 /* After the attempt: its cause in the ledger (read outside the lock, up
- * to 256 sources' files), the resume notifications, the hooks and the
- * statistics file, then the grace period or the backoff. */
+ * to 512 sources, one file each if none moved), the resume notifications,
+ * the hooks and the statistics file, then the grace period or the
+ * backoff. */
 static int step_after_attempt(struct powerloop *pl, struct attempt *at)
 {
 	const struct power_params *p = &pl->params;

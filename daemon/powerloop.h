@@ -50,7 +50,7 @@ struct powerloop {
 	uint8_t kicked[WL_MAX_CLIENTS];
 	uint8_t busy[WL_MAX_CLIENTS];   /* the loop's scratch (under hdr's lock) */
 	/* The wake ledger (docs/ledger.md), NULL: none.  The snapshots are
-	 * the loop's own (16 KiB each, not on the stack). */
+	 * the loop's own (32 KiB each, not on the stack). */
 	struct ledger *ledger;
 	struct ws_snapshot *ws_before, *ws_after;
 	uint32_t claim_epoch;           /* the open attempt's hdr->attempt_epoch */

@@ -15,7 +15,7 @@
 #include "lib/wl_ledger.h"
 #include "power.h"
 
-#define WAKESRC_MAX 256u
+#define WAKESRC_MAX 512u
 
 /* flags */
 #define WS_IRQ_FILE    0x01u   /* /sys/power/pm_wakeup_irq exists */
