@@ -404,6 +404,9 @@ def display_phase(res, args, wlbench):
         os.makedirs(conn)
         with open(f'{conn}/dpms', 'w') as f:
             f.write(first + '\n')
+        # Driven by a CRTC: a connector counts only then (daemon/display.c).
+        with open(f'{conn}/enabled', 'w') as f:
+            f.write('enabled\n')
         env = dict(os.environ, WAKELOCK_SOCKET=f'{tmp}/run/wakelockd.sock')
         log = open(f'{tmp}/daemon.log', 'w')
         d = None

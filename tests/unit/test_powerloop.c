@@ -764,6 +764,9 @@ static void ended_setup(struct fx *f, struct ended *e, const char *dpms)
 	assert_int_equal(mkdir(dir, 0700), 0);
 	snprintf(dir, sizeof(dir), "%s/sys/class/drm/card0-Virtual-1", e->root);
 	assert_int_equal(mkdir(dir, 0700), 0);
+	/* Driven by a CRTC: only then does its dpms count (display.c). */
+	snprintf(e->dpms, sizeof(e->dpms), "%s/enabled", dir);
+	set_dpms(e, "enabled");
 	snprintf(e->dpms, sizeof(e->dpms), "%s/dpms", dir);
 	set_dpms(e, dpms);
 	/* Off 50 ms after it went off; while on, looked at within 1 s. */
