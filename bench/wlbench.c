@@ -995,10 +995,11 @@ static long long flood(int fd, unsigned rate, unsigned per_write, double seconds
 	for (uint64_t next = t0; next < end; next += step) {
 		struct timespec ts = { .tv_sec = (time_t)(next / 1000000000u),
 		                       .tv_nsec = (long)(next % 1000000000u) };
+		size_t len = per_write * sizeof(ev[0]);
 
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
-		if (write(fd, ev, per_write * sizeof(ev[0])) != (ssize_t)(per_write * sizeof(ev[0])))
+		if (write(fd, ev, len) != (ssize_t)len)
 			die("writing the flood", 0);
 		written += per_write;
 	}

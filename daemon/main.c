@@ -370,7 +370,8 @@ static void ready(int *ready_fd)
 static void raise_nofile(void)
 {
 	struct rlimit rl;
-	rlim_t want = WLD_MAX_CONNS + WL_MAX_CLIENTS * WAKELOCK_MAX_ALARMS_PER_CLIENT + WAKESRC_MAX + 64;
+	rlim_t want = WLD_MAX_CONNS + WL_MAX_CLIENTS * WAKELOCK_MAX_ALARMS_PER_CLIENT +
+	              WAKESRC_MAX + 64;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
 		return;

@@ -863,7 +863,8 @@ static void set_last_wake(struct powerloop *pl, const struct wl_ledger_record *r
 	out[0] = 0;
 	if (r->cause & WL_LC_IRQ)
 		used = (size_t)snprintf(out, WL_WAKE_MAX, "irq %d", (int)r->wakeup_irq);
-	for (unsigned i = 0; i < r->nsources && i < WL_LEDGER_SOURCES && used + 2 < WL_WAKE_MAX; i++)
+	for (unsigned i = 0; i < r->nsources && i < WL_LEDGER_SOURCES && used + 2 < WL_WAKE_MAX;
+	     i++)
 		used += (size_t)snprintf(out + used, WL_WAKE_MAX - used, "%s%.*s", used ? "; " : "",
 		                         (int)WL_LEDGER_SRC_NAME, r->sources[i]);
 	wl_unlock(pl->hdr);

@@ -490,7 +490,8 @@ static void do_wakes(struct daemon *d, struct conn *c, const struct wl_msg_arg *
 	n = ledger_copy(d->ledger, from, recs, max);
 	f = fdopen(dup(fd), "w");
 	for (i = 0; f && i < n; i++) {
-		size_t len = wl_ledger_encode_version(&recs[i], version, buf + 2, WL_LEDGER_WIRE_MAX);
+		size_t len = wl_ledger_encode_version(&recs[i], version, buf + 2,
+		                                      WL_LEDGER_WIRE_MAX);
 
 		buf[0] = (uint8_t)(len & 0xff);
 		buf[1] = (uint8_t)(len >> 8);

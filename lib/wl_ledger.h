@@ -163,7 +163,8 @@ void wl_ledger_json_summary(FILE *f, const struct wl_ledger_summary *s);
  * against the record's bounds; version 1 leaves ended_kind UNKNOWN. */
 #define WL_LEDGER_WIRE_VERSION 2u
 #define WL_LEDGER_WIRE_MAX_V1 (4u + 7u * 8u + 16u + 1u + WL_LEDGER_SOURCES * WL_LEDGER_SRC_NAME + \
-                               2u * WAKELOCK_NAME_MAX + 1u + WL_LEDGER_CLAIMS * (2u * WAKELOCK_NAME_MAX + 8u))
+                               2u * WAKELOCK_NAME_MAX + 1u + \
+                               WL_LEDGER_CLAIMS * (2u * WAKELOCK_NAME_MAX + 8u))
 #define WL_LEDGER_WIRE_MAX (WL_LEDGER_WIRE_MAX_V1 + 2u + WAKELOCK_NAME_MAX)
 /* Bytes written in the newest version, or 0 if len is too small. */
 size_t wl_ledger_encode(const struct wl_ledger_record *r, uint8_t *buf, size_t len);
