@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The daemon's published state (ABI 6): a memfd that only wakelockd
+ * The daemon's published state (ABI 7): a memfd that only wakelockd
  * writes.  It maps it read-write, then seals it (F_SEAL_FUTURE_WRITE,
  * SHRINK, GROW): every client and the CLI get the descriptor over the
  * socket and can map it read-only, nothing more.  Clients write nothing
@@ -35,8 +35,10 @@
 #include "wakelock.h"
 
 #define WL_SHM_MAGIC 0x444b4c57u        /* "WLKD" little-endian */
-#define WL_ABI_MAJOR 6u                 /* incompatible layout changes */
-#define WL_MAX_SOURCES 8u
+#define WL_ABI_MAJOR 7u                 /* incompatible layout changes */
+/* Awake sources published (daemon/awake.h): laptop policy with logind
+ * and a wake grace uses 9. */
+#define WL_MAX_SOURCES 16u
 #define WL_ABI_MINOR 0u                 /* compatible additions */
 /*
  * Sizing: 1024 clients x 128 holds.  A published hold entry is 64 bytes;

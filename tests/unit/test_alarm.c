@@ -233,7 +233,7 @@ static void test_daemon_validates_requests(void **st)
 	assert_int_equal(wl_send_msg(s, &old, sizeof(old), -1), 0);
 	assert_int_equal(wl_recv_msg(s, &rep, sizeof(rep), NULL), 0);
 	assert_int_equal(rep.status, -EPROTONOSUPPORT);
-	assert_non_null(strstr(rep.msg, "ABI 6, client 2"));
+	assert_non_null(strstr(rep.msg, "ABI 7, client 2"));
 	close(s);
 	wakelock_alarm_destroy(a);
 	wakelock_client_close(c);
