@@ -65,7 +65,8 @@ void wakes_print_table(FILE *f, const struct wl_ledger_record *r, size_t n)
 		char a[16], cl[4 * WAKELOCK_NAME_MAX], ho[4 * WAKELOCK_NAME_MAX], who[8 * WAKELOCK_NAME_MAX + 2];
 		char slp[32], lat[32] = "-", by[4 * WAKELOCK_NAME_MAX + 16];
 
-		if (r[i].outcome == WL_LO_ABORTED || r[i].outcome == WL_LO_FAILED)
+		if (r[i].outcome == WL_LO_ABORTED || r[i].outcome == WL_LO_FAILED ||
+		    (r[i].outcome == WL_LO_CRITICAL && r[i].err))
 			snprintf(out, sizeof(out), "%s %s", wl_ledger_outcome_name(r[i].outcome),
 			         wl_errno_name(r[i].err, nb, sizeof(nb)));
 		else

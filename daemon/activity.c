@@ -74,6 +74,8 @@ struct activity {
 	char dir[PATH_MAX];
 	int ino;                 /* inotify on dir, -1: no hot-plug */
 	uint64_t idle_ns;
+	uint64_t idle_ac_ns;     /* while on AC (the same unless on_ac = idle) */
+	int ac_seen;             /* presence_on_ac at the last sample */
 	int lid_action;          /* enum lid_action */
 	int lid_closed;          /* any device's lid reads closed */
 	uint64_t last;           /* last activity (mono ns) */
@@ -340,9 +342,15 @@ static void ino_drain(struct activity *a)
 	}
 }
 
+/* The idle timeout of the power source now (on_ac = idle). */
+static uint64_t idle_of(struct activity *a)
+{
+	return __atomic_load_n(&presence_on_ac, __ATOMIC_RELAXED) ? a->idle_ac_ns : a->idle_ns;
+}
+
 static int holds(struct activity *a, uint64_t now)
 {
-	return !presence_suppressed && now < a->last + a->idle_ns;
+	return !presence_suppressed && now < a->last + idle_of(a);
 }
 
 static void rearm(struct activity *a)
@@ -406,6 +414,14 @@ static void sample(struct awake_source *s, uint64_t now, int force)
 	struct activity *a = s->priv;
 
 	(void)force;
+	/* With on_ac = idle, plugging or pulling the charger is a person at
+	 * the machine (ChromeOS counts it as activity too): without this, a
+	 * laptop idle 7 min on AC would suspend the moment it is unplugged. */
+	if (__atomic_load_n(&presence_on_ac, __ATOMIC_RELAXED) != a->ac_seen) {
+		a->ac_seen = !a->ac_seen;
+		if (a->idle_ac_ns != a->idle_ns)
+			a->last = now;
+	}
 	/* Parked devices come back once the wait is over, or at once when
 	 * the hold ended or the lid closed meanwhile. */
 	if (a->park_until && (now >= a->park_until || !holds(a, now)))
@@ -415,7 +431,7 @@ static void sample(struct awake_source *s, uint64_t now, int force)
 static int holding(struct awake_source *s, uint64_t now, uint64_t *until)
 {
 	struct activity *a = s->priv;
-	uint64_t end = a->last + a->idle_ns;
+	uint64_t end = a->last + idle_of(a);
 
 	if (!holds(a, now))
 		return 0;
@@ -451,7 +467,7 @@ static void describe(struct awake_source *s, uint64_t now, char *buf, size_t len
 		snprintf(buf, len, "lid closed: not holding, %u input device%s", a->ndev, plural);
 	else if (holds(a, now))
 		snprintf(buf, len, "idle in %llu s, %u input device%s",
-		         (unsigned long long)((a->last + a->idle_ns - now + 999999999u) / 1000000000u),
+		         (unsigned long long)((a->last + idle_of(a) - now + 999999999u) / 1000000000u),
 		         a->ndev, plural);
 	else if (a->ndev)
 		snprintf(buf, len, "idle, %u input device%s", a->ndev, plural);
@@ -477,7 +493,8 @@ static void lid_describe(struct awake_source *s, uint64_t now, char *buf, size_t
 		         ": the display and activity do not hold" : " (ignored)");
 }
 
-struct awake_source *activity_source_new(const char *root, unsigned idle_ms, int lid_action)
+struct awake_source *activity_source_new(const char *root, unsigned idle_ms,
+                                         unsigned idle_ac_ms, int lid_action)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = INO_TAG };
 	struct activity *a = calloc(1, sizeof(*a));
@@ -488,6 +505,8 @@ struct awake_source *activity_source_new(const char *root, unsigned idle_ms, int
 		a->dev[i].fd = -1;
 	snprintf(a->dir, sizeof(a->dir), "%s/dev/input", strcmp(root, "/") ? root : "");
 	a->idle_ns = (uint64_t)idle_ms * 1000000u;
+	a->idle_ac_ns = (uint64_t)idle_ac_ms * 1000000u;
+	a->ac_seen = __atomic_load_n(&presence_on_ac, __ATOMIC_RELAXED);
 	a->lid_action = lid_action;
 	a->last = wl_now_mono();
 	a->src.name = "activity";
@@ -523,8 +542,9 @@ struct awake_source *activity_source_new(const char *root, unsigned idle_ms, int
 		log_info("activity: no input device under %s: only the idle timeout after the "
 		         "start keeps the system awake for a person", a->dir);
 	else
-		log_info("activity: %u input device%s under %s; idle after %u ms", a->ndev,
-		         a->ndev == 1 ? "" : "s", a->dir, idle_ms);
+		log_info("activity: %u input device%s under %s; idle after %u ms on battery, "
+		         "%u ms on AC", a->ndev, a->ndev == 1 ? "" : "s", a->dir, idle_ms,
+		         idle_ac_ms);
 	return &a->src;
 }
 

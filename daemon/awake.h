@@ -97,10 +97,32 @@ struct awake_source *wake_grace_source_new(const struct wake_grace_rule *rules, 
                                            struct ledger *ledger);
 void wake_grace_source_free(struct awake_source *s);
 
-/* power_supply.c: mains/USB online keeps the system awake with
- * never_on_ac ([policy] on_ac = never); batteries shown in status. */
-struct awake_source *power_supply_source_new(const char *root, int never_on_ac);
+/* power_supply.c: mains/USB online keeps the system awake with on_ac =
+ * never, or makes the activity use its AC timeout with idle (presence.h);
+ * the system battery is shown in status, and its critical level found. */
+struct power_supply_params {
+	int on_ac;                   /* enum on_ac_mode */
+	unsigned critical_percent;   /* 0: off */
+	int critical_action;         /* enum critical_action */
+};
+/* The critical level was just reached (a discharge episode began). */
+struct power_critical {
+	char battery[32];
+	int capacity;                /* percent */
+	int action;                  /* enum critical_action */
+};
+struct awake_source *power_supply_source_new(const char *root,
+                                             const struct power_supply_params *pp);
 void power_supply_source_free(struct awake_source *s);
+/* The main thread's side: a descriptor for its epoll (the uevent socket,
+ * or without one a timer a second apart), and what to do when it is
+ * readable (force: read even without news, as at start).  Returns
+ * PS_CHANGED (the loop should look again: powerloop_kick) and PS_CRITICAL
+ * (*crit filled: take the action, critical.c), or 0. */
+#define PS_CHANGED 1
+#define PS_CRITICAL 2
+int power_supply_fd(struct awake_source *s);
+int power_supply_update(struct awake_source *s, int force, struct power_critical *crit);
 
 /* display.c: the display as a source (phone policy, docs/policy.md). */
 struct awake_source *display_source_new(const char *root, unsigned off_delay_ms);

@@ -40,6 +40,10 @@ void config_defaults(struct wld_config *c)
 	c->idle_timeout_ms = WLD_DEFAULT_IDLE_TIMEOUT_MS;
 	c->lid_closed = LID_SUSPEND;
 	c->session_idle = c->idle_inhibitors = -1;
+	c->on_ac = ON_AC_DEFAULT;
+	c->idle_timeout_ac_ms = WLD_DEFAULT_IDLE_TIMEOUT_AC_MS;
+	c->critical_percent = WLD_DEFAULT_CRITICAL_PERCENT;
+	c->critical_action = CRITICAL_DEFAULT;
 	c->alarm_timeout_ms = WLD_DEFAULT_ALARM_TIMEOUT_MS;
 	c->hook_timeout_ms = WLD_DEFAULT_HOOK_TIMEOUT_MS;
 	c->ledger_records = LEDGER_DEFAULT_CAP;
@@ -228,6 +232,62 @@ static const char *set_lid_closed(struct wld_config *c, const char *v)
 	return NULL;
 }
 
+static const char *const on_ac_names[] = { "opportunistic", "idle", "never" };
+static const char *const critical_names[] = { "none", "hibernate", "poweroff" };
+
+const char *config_on_ac_name(int on_ac)
+{
+	return on_ac >= 0 && on_ac <= ON_AC_NEVER ? on_ac_names[on_ac] : "default";
+}
+
+const char *config_critical_action_name(int action)
+{
+	return action >= 0 && action <= CRITICAL_POWEROFF ? critical_names[action] : "default";
+}
+
+static const char *set_on_ac(struct wld_config *c, const char *v)
+{
+	for (int i = 0; i <= ON_AC_NEVER; i++) {
+		if (!strcmp(v, on_ac_names[i])) {
+			c->on_ac = i;
+			return NULL;
+		}
+	}
+	return "expected opportunistic, idle or never";
+}
+
+static const char *set_critical_action(struct wld_config *c, const char *v)
+{
+	for (int i = 0; i <= CRITICAL_POWEROFF; i++) {
+		if (!strcmp(v, critical_names[i])) {
+			c->critical_action = i;
+			return NULL;
+		}
+	}
+	/* UPower's names for what wakelockd does not do itself. */
+	if (!strcmp(v, "suspend") || !strcmp(v, "hybrid-sleep") || !strcmp(v, "hybridsleep"))
+		return "expected hibernate, poweroff or none (a suspend would not stop the "
+		       "battery from draining)";
+	return "expected hibernate, poweroff or none";
+}
+
+/*
+ * Defaults that depend on the mode, once the file and the command line
+ * are read (either may set the mode after the key): a laptop stays awake
+ * longer on AC and hibernates at the critical level, a phone powers off
+ * there (it rarely has swap to hibernate to), an appliance does what it is
+ * told only.
+ */
+static void mode_defaults(struct wld_config *c)
+{
+	if (c->on_ac == ON_AC_DEFAULT)
+		c->on_ac = c->policy_mode == POLICY_LAPTOP ? ON_AC_IDLE : ON_AC_OPPORTUNISTIC;
+	if (c->critical_action == CRITICAL_DEFAULT)
+		c->critical_action = c->policy_mode == POLICY_LAPTOP ? CRITICAL_HIBERNATE :
+		                     c->policy_mode == POLICY_PHONE ? CRITICAL_POWEROFF :
+		                     CRITICAL_NONE;
+}
+
 /* [wake_grace] NAME = MS: NAME a wakeup source's name as the kernel shows
  * it in /sys/class/wakeup (letters, digits, '.', '-', '_'), or irq/N (a
  * '/' is in no sysfs name; ':' would end the key for the INI parser); a
@@ -309,16 +369,19 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 		return parse_bool(v, &c->session_idle);
 	if (KEY("policy", "idle_inhibitors"))
 		return parse_bool(v, &c->idle_inhibitors);
-	if (KEY("policy", "on_ac")) {
-		if (!strcmp(v, "opportunistic") || !strcmp(v, "never")) {
-			c->never_on_ac = !strcmp(v, "never");
-			return NULL;
-		}
-		if (!strcmp(v, "idle"))
-			return "idle is not available yet (one idle_timeout_ms for battery and AC): "
-			       "use opportunistic or never";
-		return "expected opportunistic or never";
+	if (KEY("policy", "idle_timeout_ac_ms")) {
+		const char *why = parse_uint(v, 86400000u, &c->idle_timeout_ac_ms);
+		return why ? why : c->idle_timeout_ac_ms ? NULL : "must be at least 1";
 	}
+	if (KEY("policy", "on_ac"))
+		return set_on_ac(c, v);
+	if (KEY("policy", "critical_battery_percent")) {
+		/* Above half a battery, the "critical" level is a typo. */
+		const char *why = parse_uint(v, 50, &c->critical_percent);
+		return why && !strcmp(why, "value too large") ? "a percentage of 0 (off) to 50" : why;
+	}
+	if (KEY("policy", "critical_action"))
+		return set_critical_action(c, v);
 	if (!strcmp(sec, "wake_grace"))
 		return add_grace(c, key, v);
 	if (KEY("alarm", "timeout_ms"))
@@ -615,6 +678,7 @@ enum {
 	OPT_ALARM_TIMEOUT, OPT_HOOK_TIMEOUT, OPT_LOGIND, OPT_START_GRACE, OPT_POLICY,
 	OPT_DISPLAY_OFF_DELAY, OPT_ON_AC, OPT_WAKE_GRACE, OPT_IDLE_TIMEOUT, OPT_LID_CLOSED,
 	OPT_SESSION_IDLE, OPT_IDLE_INHIBITORS,
+	OPT_IDLE_TIMEOUT_AC, OPT_CRITICAL_PERCENT, OPT_CRITICAL_ACTION,
 };
 
 static const struct option opts[] = {
@@ -641,6 +705,9 @@ static const struct option opts[] = {
 	{ "lid-closed", required_argument, NULL, OPT_LID_CLOSED },
 	{ "session-idle", required_argument, NULL, OPT_SESSION_IDLE },
 	{ "idle-inhibitors", required_argument, NULL, OPT_IDLE_INHIBITORS },
+	{ "idle-timeout-ac-ms", required_argument, NULL, OPT_IDLE_TIMEOUT_AC },
+	{ "critical-battery-percent", required_argument, NULL, OPT_CRITICAL_PERCENT },
+	{ "critical-action", required_argument, NULL, OPT_CRITICAL_ACTION },
 	{ "foreground", no_argument, NULL, 'f' },
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "syslog", no_argument, NULL, OPT_SYSLOG },
@@ -679,10 +746,16 @@ void config_usage(void)
 	       "                             input activity and the lid (laptop), or not\n"
 	       "      --display-off-delay-ms N  awake N ms after the last display went off\n"
 	       "                             (default 5000)\n"
-	       "      --on-ac MODE           opportunistic | never: awake while on AC\n"
+	       "      --on-ac MODE           opportunistic | idle | never: on AC nothing\n"
+	       "                             changes, the AC idle timeout, or awake (laptop:\n"
+	       "                             idle, else opportunistic)\n"
 	       "      --wake-grace NAME=MS   awake MS after a wake by wakeup source NAME (or irq/N)\n"
 	       "      --idle-timeout-ms N    laptop: awake N ms after the last input event\n"
 	       "                             (default 300000)\n"
+	       "      --idle-timeout-ac-ms N on_ac = idle: the same on AC (default 600000)\n"
+	       "      --critical-battery-percent N  act at N %% discharging (default 5, 0: off)\n"
+	       "      --critical-action A    hibernate | poweroff | none (laptop: hibernate,\n"
+	       "                             phone: poweroff, appliance: none)\n"
 	       "      --lid-closed A         laptop: suspend | ignore: a closed lid stops the\n"
 	       "                             display and activity from holding (suspend)\n"
 	       "      --session-idle B       yes | no: an active logind session that set\n"
@@ -734,6 +807,9 @@ static const char *apply_opt(struct wld_config *c, int opt, const char *v)
 	case OPT_LID_CLOSED: return apply_key(c, "policy", "lid_closed", v);
 	case OPT_SESSION_IDLE: return apply_key(c, "policy", "session_idle", v);
 	case OPT_IDLE_INHIBITORS: return apply_key(c, "policy", "idle_inhibitors", v);
+	case OPT_IDLE_TIMEOUT_AC: return apply_key(c, "policy", "idle_timeout_ac_ms", v);
+	case OPT_CRITICAL_PERCENT: return apply_key(c, "policy", "critical_battery_percent", v);
+	case OPT_CRITICAL_ACTION: return apply_key(c, "policy", "critical_action", v);
 	case OPT_LOG_LEVEL: return apply_key(c, "log", "level", v);
 	case OPT_SYSLOG: c->use_syslog = 1; return NULL;
 	case OPT_STATS: return apply_key(c, "paths", "stats_file", v);
@@ -772,6 +848,8 @@ static const char *validate(struct wld_config *c)
 		return "mem_sleep only applies to state = mem";
 	if (!c->run_dir[0])
 		return "run_dir must be set";
+	if (c->on_ac == ON_AC_IDLE && c->policy_mode == POLICY_APPLIANCE)
+		return "on_ac = idle needs mode = laptop or phone (appliance watches no activity)";
 	return NULL;
 }
 
@@ -835,6 +913,7 @@ int config_build(int argc, char **argv, struct wld_config *cfg, char *err, size_
 			return CONFIG_ERROR;
 		}
 	}
+	mode_defaults(&c);
 	why = validate(&c);
 	if (why) {
 		char ef[256];

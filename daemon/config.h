@@ -36,11 +36,14 @@ struct wld_config {
 	unsigned display_off_delay_ms; /* awake this long after the last display went off */
 	unsigned idle_timeout_ms;    /* laptop: awake this long after the last input event */
 	int lid_closed;              /* enum lid_action */
-	int never_on_ac;             /* on_ac = never: awake while mains or USB is online */
 	/* logind's presence (daemon/logind_presence.c): -1 = the mode's
 	 * default (yes in laptop mode), 0 no, 1 yes. */
 	int session_idle;            /* an active session not idle keeps awake */
 	int idle_inhibitors;         /* logind "idle" block inhibitors keep awake */
+	int on_ac;                   /* enum on_ac_mode; ON_AC_DEFAULT: by mode */
+	unsigned idle_timeout_ac_ms; /* on_ac = idle: the idle timeout while on AC */
+	unsigned critical_percent;   /* battery level of the critical action, 0: off */
+	int critical_action;         /* enum critical_action; CRITICAL_DEFAULT: by mode */
 	/* [wake_grace]: NAME = MS (daemon/wake_grace.c) */
 	struct wake_grace_rule grace[WAKE_GRACE_MAX];
 	unsigned ngrace;
@@ -81,8 +84,15 @@ enum lid_action { LID_SUSPEND = 0, LID_IGNORE = 1 };
 /* session_idle or idle_inhibitors as set, or the mode's default. */
 int config_session_idle(const struct wld_config *c);
 int config_idle_inhibitors(const struct wld_config *c);
+/* What mains or USB power online changes ([policy] on_ac). */
+enum on_ac_mode { ON_AC_DEFAULT = -1, ON_AC_OPPORTUNISTIC = 0, ON_AC_IDLE = 1, ON_AC_NEVER = 2 };
+/* What a battery at its critical level does (daemon/critical.c). */
+enum critical_action { CRITICAL_DEFAULT = -1, CRITICAL_NONE = 0, CRITICAL_HIBERNATE = 1,
+                       CRITICAL_POWEROFF = 2 };
 #define WLD_DEFAULT_DISPLAY_OFF_DELAY_MS 5000u
 #define WLD_DEFAULT_IDLE_TIMEOUT_MS 300000u
+#define WLD_DEFAULT_IDLE_TIMEOUT_AC_MS 600000u
+#define WLD_DEFAULT_CRITICAL_PERCENT 5u
 
 /*
  * Build the configuration: defaults, then the file (--config or the
@@ -101,6 +111,10 @@ int config_load_text(const char *text, size_t len, const char *name,
                      struct wld_config *cfg, char *err, size_t errlen);
 /* The built-in defaults. */
 void config_defaults(struct wld_config *c);
+
+/* The names of enum on_ac_mode and enum critical_action ("idle"). */
+const char *config_on_ac_name(int on_ac);
+const char *config_critical_action_name(int action);
 
 int config_is_denied(const struct wld_config *cfg, const char *name);
 int config_resolve_group(const char *group, gid_t *gid, char *err, size_t errlen);

@@ -21,6 +21,7 @@
 #define IDX_ALARM 0xfffffffdu
 #define IDX_LOGIND 0xfffffffcu
 #define IDX_RESUME 0xfffffffbu
+#define IDX_POWER 0xfffffffau
 
 struct wl_msg_arg;
 struct logind;

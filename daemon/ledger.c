@@ -90,6 +90,25 @@ static void set_ended_by(struct wl_ledger_record *r, const struct ledger_holder 
 	copy_name(r->ended_by, by->name, WAKELOCK_NAME_MAX);
 }
 
+/* A new record after the last (lock held). */
+static struct wl_ledger_record *new_record(struct ledger *l)
+{
+	struct wl_ledger_record *r = last(l);
+
+	if (l->phase == P_BEGUN && r) {
+		/* Begun twice without an end: the first never finished. */
+		r->outcome = WL_LO_FAILED;
+		r->err = ECANCELED;
+	}
+	/* (P_RETURNED: its cause was never filled in and stays unknown.) */
+	close_window(r);
+	l->phase = P_IDLE;
+	r = rec_of(l, l->next_seq);
+	memset(r, 0, sizeof(*r));
+	r->seq = l->next_seq++;
+	return r;
+}
+
 void ledger_attempt_begin(struct ledger *l, const struct ws_snapshot *before)
 {
 	ledger_attempt_begin_by(l, before, NULL);
@@ -101,17 +120,7 @@ void ledger_attempt_begin_by(struct ledger *l, const struct ws_snapshot *before,
 	struct wl_ledger_record *r;
 
 	pthread_mutex_lock(&l->m);
-	r = last(l);
-	if (l->phase == P_BEGUN && r) {
-		/* Begun twice without an end: the first never finished. */
-		r->outcome = WL_LO_FAILED;
-		r->err = ECANCELED;
-	}
-	/* (P_RETURNED: its cause was never filled in and stays unknown.) */
-	close_window(r);
-	r = rec_of(l, l->next_seq);
-	memset(r, 0, sizeof(*r));
-	r->seq = l->next_seq++;
+	r = new_record(l);
 	r->outcome = WL_LO_OPEN;
 	r->start_real_ns = before->real_ns;
 	r->start_mono_ns = before->mono_ns;
@@ -209,6 +218,30 @@ void ledger_attempt_cause(struct ledger *l, const struct ws_snapshot *after,
 		copy_name(r->alarm_client, alarm->client, WAKELOCK_NAME_MAX);
 		copy_name(r->alarm_name, alarm->name, WAKELOCK_NAME_MAX);
 	}
+	pthread_mutex_unlock(&l->m);
+}
+
+void ledger_critical(struct ledger *l, const struct ledger_critical *c)
+{
+	struct wl_ledger_record *r;
+	uint64_t before, after;
+
+	pthread_mutex_lock(&l->m);
+	r = new_record(l);
+	r->outcome = WL_LO_CRITICAL;
+	r->err = c->err;
+	r->start_real_ns = c->start_real_ns;
+	r->start_mono_ns = c->start_mono_ns;
+	r->start_boot_ns = c->start_boot_ns;
+	r->end_mono_ns = c->end_mono_ns;
+	r->end_boot_ns = c->end_boot_ns;
+	/* A hibernation that resumed slept as a suspend does. */
+	before = c->start_boot_ns - c->start_mono_ns;
+	after = c->end_boot_ns - c->end_mono_ns;
+	r->asleep_ns = after > before ? after - before : 0;
+	r->asleep_src = r->asleep_ns ? WL_LAS_CLOCKS : WL_LAS_NONE;
+	r->critical_capacity = (int32_t)(c->capacity > 100 ? 100 : c->capacity);
+	r->critical_action = (uint8_t)c->action;
 	pthread_mutex_unlock(&l->m);
 }
 

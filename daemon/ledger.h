@@ -91,6 +91,18 @@ void ledger_attempt_end(struct ledger *l, int sr, const struct ws_snapshot *afte
 void ledger_attempt_returned(struct ledger *l, int sr, uint64_t mono_ns, uint64_t boot_ns);
 void ledger_attempt_cause(struct ledger *l, const struct ws_snapshot *after,
                           const struct ledger_alarm *alarm);
+/* The critical battery action (daemon/critical.c), a record of its own
+ * (outcome critical, no claim window): from start to end (the clocks
+ * before the action and after it returned: a hibernate that resumed, a
+ * power off that failed or was only recorded), capacity in percent, the
+ * action finally taken (enum critical_action), err its errno or 0.  An
+ * attempt of the loop whose cause was not in yet keeps it unknown. */
+struct ledger_critical {
+	uint64_t start_real_ns, start_mono_ns, start_boot_ns, end_mono_ns, end_boot_ns;
+	int err;
+	unsigned capacity, action;
+};
+void ledger_critical(struct ledger *l, const struct ledger_critical *c);
 /* A hold taken at t_mono_ns: counted for the last record if it resumed
  * or aborted and t is within its window.  The first WL_LEDGER_CLAIMS by
  * time are kept (one per client and hold); the rest only counted.

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "awake.h"
+#include "critical.h"
 #include "daemon.h"
 #include "logind.h"
 #include "log.h"
@@ -82,18 +83,23 @@ int daemon_reload(struct daemon *d)
 	if (n.policy_mode != d->cfg.policy_mode ||
 	    n.display_off_delay_ms != d->cfg.display_off_delay_ms ||
 	    n.idle_timeout_ms != d->cfg.idle_timeout_ms || n.lid_closed != d->cfg.lid_closed ||
-	    n.never_on_ac != d->cfg.never_on_ac || n.ngrace != d->cfg.ngrace ||
 	    config_session_idle(&n) != config_session_idle(&d->cfg) ||
 	    config_idle_inhibitors(&n) != config_idle_inhibitors(&d->cfg) ||
+	    n.on_ac != d->cfg.on_ac || n.idle_timeout_ac_ms != d->cfg.idle_timeout_ac_ms ||
+	    n.critical_percent != d->cfg.critical_percent ||
+	    n.critical_action != d->cfg.critical_action || n.ngrace != d->cfg.ngrace ||
 	    memcmp(n.grace, d->cfg.grace, sizeof(n.grace)))
 		log_warn("reload: [policy] and [wake_grace] change only on restart");
 	n.policy_mode = d->cfg.policy_mode;
 	n.display_off_delay_ms = d->cfg.display_off_delay_ms;
 	n.idle_timeout_ms = d->cfg.idle_timeout_ms;
 	n.lid_closed = d->cfg.lid_closed;
-	n.never_on_ac = d->cfg.never_on_ac;
 	n.session_idle = d->cfg.session_idle;
 	n.idle_inhibitors = d->cfg.idle_inhibitors;
+	n.on_ac = d->cfg.on_ac;
+	n.idle_timeout_ac_ms = d->cfg.idle_timeout_ac_ms;
+	n.critical_percent = d->cfg.critical_percent;
+	n.critical_action = d->cfg.critical_action;
 	n.ngrace = d->cfg.ngrace;
 	memcpy(n.grace, d->cfg.grace, sizeof(n.grace));
 	/* Keep what cannot change at run time. */
@@ -484,28 +490,52 @@ static int start(struct daemon *d, char *err, size_t errlen)
 		}
 		awake_add(&d->pl, d->display);
 	}
-	/* Laptop: a person at the keys, and the lid (daemon/activity.c). */
-	if (d->cfg.policy_mode == POLICY_LAPTOP) {
+	/* The power supply: holds with on_ac = never, sets the activity's
+	 * timeout with idle, finds the critical battery level (its fd is the
+	 * main thread's: on_power); shown in every mode but appliance.  Made
+	 * before the activity, which starts from its AC state. */
+	if (d->cfg.on_ac != ON_AC_OPPORTUNISTIC || d->cfg.policy_mode != POLICY_APPLIANCE ||
+	    (d->cfg.critical_percent && d->cfg.critical_action != CRITICAL_NONE)) {
+		struct power_supply_params pp = {
+			.on_ac = d->cfg.on_ac,
+			.critical_percent = d->cfg.critical_percent,
+			.critical_action = d->cfg.critical_action,
+		};
+		struct epoll_event pev = { .events = EPOLLIN, .data.u32 = IDX_POWER };
+
+		power = power_supply_source_new(d->cfg.root[0] ? d->cfg.root : "/", &pp);
+		if (!power) {
+			snprintf(err, errlen, "power supply source: out of memory");
+			return -ENOMEM;
+		}
+		if (power_supply_fd(power) >= 0)
+			epoll_ctl(d->epfd, EPOLL_CTL_ADD, power_supply_fd(power), &pev);
+	}
+	/* Laptop: a person at the keys, and the lid (daemon/activity.c).  A
+	 * phone with on_ac = idle: activity counts on AC only, the lid not
+	 * at all (a phone's cover switch is no laptop lid). */
+	if (d->cfg.policy_mode == POLICY_LAPTOP ||
+	    (d->cfg.policy_mode == POLICY_PHONE && d->cfg.on_ac == ON_AC_IDLE)) {
+		int laptop = d->cfg.policy_mode == POLICY_LAPTOP;
+		unsigned ac_ms = d->cfg.on_ac == ON_AC_IDLE ? d->cfg.idle_timeout_ac_ms :
+		                 d->cfg.idle_timeout_ms;
+
 		activity = activity_source_new(d->cfg.root[0] ? d->cfg.root : "/",
-		                               d->cfg.idle_timeout_ms, d->cfg.lid_closed);
+		                               laptop ? d->cfg.idle_timeout_ms : 0, ac_ms,
+		                               laptop ? d->cfg.lid_closed : LID_IGNORE);
 		if (!activity) {
 			snprintf(err, errlen, "activity source: %s", strerror(errno));
 			return -ENOMEM;
 		}
 		awake_add(&d->pl, activity);
-		awake_add(&d->pl, activity_lid_source(activity));
+		if (laptop)
+			awake_add(&d->pl, activity_lid_source(activity));
 	}
-	/* The power supply: holds with on_ac = never; shown in every mode
-	 * but appliance. */
-	if (d->cfg.never_on_ac || d->cfg.policy_mode != POLICY_APPLIANCE) {
-		power = power_supply_source_new(d->cfg.root[0] ? d->cfg.root : "/",
-		                                d->cfg.never_on_ac);
-		if (!power) {
-			snprintf(err, errlen, "power supply source: out of memory");
-			return -ENOMEM;
-		}
-		awake_add(&d->pl, power);
-	}
+	/* Past WL_MAX_SOURCES on_ac = never holds nothing; the critical
+	 * level, on the main thread, is watched all the same. */
+	if (power && awake_add(&d->pl, power) < 0)
+		log_warn("power: more than %u awake sources: on_ac = never keeps nothing awake",
+		         (unsigned)WL_MAX_SOURCES);
 	/* A wake that needs time to deliver (daemon/wake_grace.c). */
 	if (d->cfg.ngrace) {
 		grace = wake_grace_source_new(d->cfg.grace, d->cfg.ngrace, d->ledger);
@@ -595,6 +625,25 @@ static void stop(struct daemon *d)
 	close(run_dir_fd);
 }
 
+/* The power supply's descriptor (or, forced, at start): what changed
+ * makes the loop look again; the critical battery level is acted on here,
+ * on the main thread (power_supply.c says why). */
+static void on_power(struct daemon *d, int force)
+{
+	struct power_critical c;
+	int r;
+
+	if (!power)
+		return;
+	r = power_supply_update(power, force, &c);
+	if (r & PS_CRITICAL) {
+		critical_take(d->be, d->clk, d->seg.hdr, d->ledger, &c, d->cfg.critical_percent);
+		r |= PS_CHANGED;
+	}
+	if (r & PS_CHANGED)
+		powerloop_kick(&d->pl);
+}
+
 /* Returns 1 to stop. */
 static int on_signal(struct daemon *d)
 {
@@ -652,6 +701,8 @@ int main(int argc, char **argv)
 	log_info("running: state %s%s%s, socket %s", d.cfg.state,
 	         d.cfg.mem_sleep[0] ? "/" : "", d.cfg.mem_sleep, d.sock_path);
 	ready(&ready_fd);
+	/* A battery already critical at start (no uevent tells of it). */
+	on_power(&d, 1);
 
 	for (;;) {
 		struct epoll_event evs[32];
@@ -667,6 +718,8 @@ int main(int argc, char **argv)
 					goto out;
 			} else if (evs[i].data.u32 == IDX_LOGIND) {
 				logind_dispatch(&d);
+			} else if (evs[i].data.u32 == IDX_POWER) {
+				on_power(&d, 0);
 			} else {
 				server_event(&d, evs[i].data.u32, evs[i].events);
 			}

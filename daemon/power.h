@@ -24,6 +24,11 @@ struct power_backend {
 	void (*wake_reason)(struct power_backend *be, char *buf, size_t len);
 	/* Make a blocked read_count() return -EINTR (called from another thread). */
 	void (*interrupt)(struct power_backend *be);
+	/* The critical battery level's last resort (daemon/critical.c): sync
+	 * and power off.  Returns only if it failed (-errno), or on a backend
+	 * that only records it (a test root, tests/unit/fake_power.c): 0.
+	 * NULL: cannot power off. */
+	int (*poweroff)(struct power_backend *be);
 
 	/* --- The wake ledger's view of the kernel (daemon/wakesrc.c) -------
 	 * Optional; NULL reads as "the kernel has no such file".

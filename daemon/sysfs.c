@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/reboot.h>
 #include <unistd.h>
 #include "log.h"
 #include "power.h"
@@ -194,6 +195,33 @@ static int sb_list_dir(struct power_backend *be, const char *rel,
 	return 0;
 }
 
+/*
+ * Power off: on the real root, sync() and reboot(RB_POWER_OFF) (what
+ * systemd's final stage does too; here the battery is about to end
+ * everything anyway, and a clean shutdown through systemd may take longer
+ * than the battery has).  Under a test root (--root) it never touches the
+ * host: it appends a line to ROOT/wakelockd-poweroff, for the tests to see.
+ */
+static int sb_poweroff(struct power_backend *be)
+{
+	struct sysfs_backend *b = (struct sysfs_backend *)be;
+	char path[4200];
+	int fd, r = 0;
+
+	if (!b->root[0]) {
+		sync();
+		reboot(RB_POWER_OFF);
+		return -errno;
+	}
+	path_of(b, "/wakelockd-poweroff", path, sizeof(path));
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "poweroff\n", 9) != 9)
+		r = -errno;
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
 static void sb_interrupt(struct power_backend *be)
 {
 	struct sysfs_backend *b = (struct sysfs_backend *)be;
@@ -299,6 +327,7 @@ int sysfs_open(const char *root, const char *state, const char *mem_sleep, int w
 	b->pub.before_suspend = sb_before_suspend;
 	b->pub.wake_reason = sb_wake_reason;
 	b->pub.interrupt = sb_interrupt;
+	b->pub.poweroff = sb_poweroff;
 	b->pub.read_attr = sb_read_attr;
 	b->pub.list_dir = sb_list_dir;
 	b->pub.open_attr = sb_open_attr;

@@ -11,7 +11,7 @@ _Static_assert(sizeof(struct wl_ledger_record) == WL_LEDGER_RECORD_BYTES,
 
 const char *wl_ledger_outcome_name(unsigned o)
 {
-	static const char *const n[] = { "open", "resumed", "aborted", "failed" };
+	static const char *const n[] = { "open", "resumed", "aborted", "failed", "critical" };
 	return o < sizeof(n) / sizeof(n[0]) ? n[o] : "?";
 }
 
@@ -33,11 +33,20 @@ const char *wl_ledger_ended_kind_name(unsigned k)
 	return k < sizeof(n) / sizeof(n[0]) ? n[k] : "?";
 }
 
+const char *wl_ledger_critical_action_name(unsigned a)
+{
+	static const char *const n[] = { "none", "hibernate", "poweroff" };
+	return a < sizeof(n) / sizeof(n[0]) ? n[a] : "?";
+}
+
 void wl_ledger_cause_key(const struct wl_ledger_record *r, char *buf, size_t len)
 {
 	if (!len)
 		return;
-	if (r->cause & WL_LC_ALARM)
+	if (r->outcome == WL_LO_CRITICAL)
+		snprintf(buf, len, "battery %u%%: %s", (unsigned)r->critical_capacity,
+		         wl_ledger_critical_action_name(r->critical_action));
+	else if (r->cause & WL_LC_ALARM)
 		snprintf(buf, len, "alarm %.*s/%.*s", (int)WAKELOCK_NAME_MAX, r->alarm_client,
 		         (int)WAKELOCK_NAME_MAX, r->alarm_name);
 	else if ((r->cause & WL_LC_SOURCES) && r->nsources)
@@ -185,7 +194,8 @@ int wl_ledger_summarize(const struct wl_ledger_record *r, size_t n, struct wl_le
 			out->failed++;
 			continue;
 		}
-		if (r[i].outcome != WL_LO_RESUMED && r[i].outcome != WL_LO_ABORTED) {
+		if (r[i].outcome != WL_LO_RESUMED && r[i].outcome != WL_LO_ABORTED &&
+		    r[i].outcome != WL_LO_CRITICAL) {
 			out->open++;
 			continue;
 		}
@@ -211,7 +221,7 @@ int wl_ledger_summarize(const struct wl_ledger_record *r, size_t n, struct wl_le
 		c->count++;
 		if (r[i].outcome == WL_LO_RESUMED)
 			c->resumed++;
-		else
+		else if (r[i].outcome == WL_LO_ABORTED)
 			c->aborted++;
 		if (r[i].claim_state == WL_LCS_CLAIMED)
 			c->claimed++;
@@ -304,11 +314,15 @@ size_t wl_ledger_encode_version(const struct wl_ledger_record *r, unsigned versi
 	struct wbuf w = { buf, len, 0, 0 };
 	unsigned ns = r->nsources < WL_LEDGER_SOURCES ? r->nsources : WL_LEDGER_SOURCES;
 	unsigned nc = r->nclaims < WL_LEDGER_CLAIMS ? r->nclaims : WL_LEDGER_CLAIMS;
+	int old;
 
 	if (version < 1 || version > WL_LEDGER_WIRE_VERSION)
 		return 0;
+	/* A reader older than the critical record (version 3) would refuse
+	 * its outcome: it gets the nearest it knows. */
+	old = version < 3 && r->outcome == WL_LO_CRITICAL;
 	put(&w, version, 1);
-	put(&w, r->outcome, 1);
+	put(&w, old ? WL_LO_FAILED : r->outcome, 1);
 	put(&w, r->asleep_src, 1);
 	put(&w, r->claim_state, 1);
 	put(&w, r->seq, 8);
@@ -318,7 +332,7 @@ size_t wl_ledger_encode_version(const struct wl_ledger_record *r, unsigned versi
 	put(&w, r->end_mono_ns, 8);
 	put(&w, r->end_boot_ns, 8);
 	put(&w, r->asleep_ns, 8);
-	put(&w, (uint32_t)r->err, 4);
+	put(&w, (uint32_t)(old && !r->err ? ECANCELED : r->err), 4);
 	put(&w, (uint32_t)r->wakeup_irq, 4);
 	put(&w, r->cause, 4);
 	put(&w, r->nsources_moved, 2);
@@ -339,6 +353,8 @@ size_t wl_ledger_encode_version(const struct wl_ledger_record *r, unsigned versi
 		put(&w, r->ended_holders, 1);
 		put_name(&w, r->ended_by, WAKELOCK_NAME_MAX);
 	}
+	if (version >= 3)
+		put(&w, r->outcome == WL_LO_CRITICAL ? r->critical_action : 0, 1);
 	return w.bad ? 0 : w.off;
 }
 
@@ -392,6 +408,21 @@ static int decode_ended(struct wbuf *w, struct wl_ledger_record *r)
 	return 0;
 }
 
+/* Version 3's tail: the action of a critical record, 0 for any other;
+ * a critical record's capacity is a percentage. */
+static int decode_critical(struct wbuf *w, struct wl_ledger_record *r)
+{
+	r->critical_action = (uint8_t)get(w, 1);
+	if (w->bad)
+		return -EBADMSG;
+	if (r->outcome != WL_LO_CRITICAL)
+		return r->critical_action ? -EBADMSG : 0;
+	if (r->critical_action < 1 || r->critical_action > 2 || r->critical_capacity < 0 ||
+	    r->critical_capacity > 100)
+		return -EBADMSG;
+	return 0;
+}
+
 int wl_ledger_decode(const uint8_t *buf, size_t len, struct wl_ledger_record *r)
 {
 	struct wbuf w = { (uint8_t *)buf, len, 0, 0 };
@@ -417,7 +448,7 @@ int wl_ledger_decode(const uint8_t *buf, size_t len, struct wl_ledger_record *r)
 	r->nsources_moved = (uint16_t)get(&w, 2);
 	r->nclaims_total = (uint16_t)get(&w, 2);
 	r->nsources = (uint8_t)get(&w, 1);
-	if (w.bad || r->outcome > WL_LO_FAILED || r->asleep_src > WL_LAS_HW_SLEEP ||
+	if (w.bad || r->outcome > WL_LO_CRITICAL || r->asleep_src > WL_LAS_HW_SLEEP ||
 	    r->claim_state > WL_LCS_UNCLAIMED || r->nsources > WL_LEDGER_SOURCES)
 		return -EBADMSG;
 	for (unsigned i = 0; i < r->nsources; i++)
@@ -433,6 +464,8 @@ int wl_ledger_decode(const uint8_t *buf, size_t len, struct wl_ledger_record *r)
 		r->claims[i].latency_ns = get(&w, 8);
 	}
 	if (w.bad || (version >= 2 && decode_ended(&w, r) < 0))
+		return -EBADMSG;
+	if (version >= 3 && decode_critical(&w, r) < 0)
 		return -EBADMSG;
 	return (int)w.off;
 }

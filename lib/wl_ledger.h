@@ -24,6 +24,7 @@ enum wl_ledger_outcome {
 	WL_LO_RESUMED,        /* suspend() returned 0 */
 	WL_LO_ABORTED,        /* -EBUSY: a wakeup event during the entry */
 	WL_LO_FAILED,         /* any other error (err) */
+	WL_LO_CRITICAL,       /* the critical battery action (critical_*; err: it failed) */
 };
 
 enum wl_ledger_claim_state {
@@ -75,14 +76,17 @@ struct wl_ledger_record {
 	uint64_t end_mono_ns, end_boot_ns;   /* right after suspend() returned */
 	uint64_t asleep_ns;
 	int32_t err;                  /* errno (> 0) of ABORTED / FAILED */
-	int32_t wakeup_irq;           /* with WL_LC_IRQ */
+	union {
+		int32_t wakeup_irq;           /* with WL_LC_IRQ */
+		int32_t critical_capacity;    /* WL_LO_CRITICAL: the battery's percent */
+	};
 	uint32_t cause;               /* WL_LC_* */
 	uint16_t nsources_moved;      /* all that moved; the first few named */
 	uint16_t nclaims_total;       /* claims in the window; the first kept */
 	uint8_t outcome, asleep_src, claim_state, nsources, nclaims;
 	uint8_t ended_kind;           /* WL_LEK_* */
 	uint8_t ended_holders;        /* how many held at that look (up to 255) */
-	uint8_t pad;
+	uint8_t critical_action;      /* WL_LO_CRITICAL: 1 hibernate, 2 poweroff; else 0 */
 	char sources[WL_LEDGER_SOURCES][WL_LEDGER_SRC_NAME];
 	char alarm_client[WAKELOCK_NAME_MAX], alarm_name[WAKELOCK_NAME_MAX];
 	struct wl_ledger_claim claims[WL_LEDGER_CLAIMS];  /* by latency */
@@ -100,9 +104,11 @@ const char *wl_ledger_outcome_name(unsigned outcome);      /* "resumed" */
 const char *wl_ledger_claim_state_name(unsigned state);    /* "unclaimed" */
 const char *wl_ledger_asleep_src_name(unsigned src);       /* "clocks" */
 const char *wl_ledger_ended_kind_name(unsigned kind);      /* "source" */
+const char *wl_ledger_critical_action_name(unsigned a);    /* "hibernate" */
 
 /*
  * The cause a record is counted under in the summary, by priority:
+ *   "battery N%: ACTION" the critical battery action (WL_LO_CRITICAL);
  *   "alarm CLIENT/NAME"  a daemon alarm was due;
  *   "source NAME"        the first named moved source (those whose
  *                        wakeup_count moved come first);
@@ -160,12 +166,16 @@ void wl_ledger_json_summary(FILE *f, const struct wl_ledger_summary *s);
  * WL_OP_WAKES; 0 from a library that predates the field: version 1), so
  * a library loaded before an upgrade of the daemon still reads its
  * records.  Decoding takes either and checks every count and length
- * against the record's bounds; version 1 leaves ended_kind UNKNOWN. */
-#define WL_LEDGER_WIRE_VERSION 2u
+ * against the record's bounds; version 1 leaves ended_kind UNKNOWN.
+ * Version 3: version=3, the same, then
+ *   u8 critical_action (0 but for outcome critical, which only version 3
+ *   has: an older reader gets such a record as failed, errno ECANCELED
+ *   unless its action failed; its critical_capacity is wakeup_irq's). */
+#define WL_LEDGER_WIRE_VERSION 3u
 #define WL_LEDGER_WIRE_MAX_V1 (4u + 7u * 8u + 16u + 1u + WL_LEDGER_SOURCES * WL_LEDGER_SRC_NAME + \
                                2u * WAKELOCK_NAME_MAX + 1u + \
                                WL_LEDGER_CLAIMS * (2u * WAKELOCK_NAME_MAX + 8u))
-#define WL_LEDGER_WIRE_MAX (WL_LEDGER_WIRE_MAX_V1 + 2u + WAKELOCK_NAME_MAX)
+#define WL_LEDGER_WIRE_MAX (WL_LEDGER_WIRE_MAX_V1 + 2u + WAKELOCK_NAME_MAX + 1u)
 /* Bytes written in the newest version, or 0 if len is too small. */
 size_t wl_ledger_encode(const struct wl_ledger_record *r, uint8_t *buf, size_t len);
 /* The same in version (1..WL_LEDGER_WIRE_VERSION; 0 if unknown). */

@@ -139,17 +139,85 @@ static void test_wake_grace_and_on_ac(void **st)
 	assert_string_equal(c.grace[1].name, "irq/45");
 	assert_string_equal(c.grace[2].name, "1-1.2");
 	assert_int_equal(c.grace[2].ms, 4000);
-	assert_int_equal(c.never_on_ac, 1);
+	assert_int_equal(c.on_ac, ON_AC_NEVER);
 	expect_error("[wake_grace]\nmodem = soon\n", ":2: [wake_grace] modem: expected a non-negative integer");
 	expect_error("[wake_grace]\nmo dem = 5\n", "letters, digits");
 	expect_error("[wake_grace]\nirq/x = 5\n", "irq/N with N an interrupt number");
 	expect_error("[wake_grace]\nmodem = 600001\n", "value too large");
-	expect_error("[policy]\non_ac = sometimes\n", "expected opportunistic or never");
+	expect_error("[policy]\non_ac = sometimes\n", "expected opportunistic, idle or never");
 	expect_error("[wake_grace]\na0 = 1\na1 = 1\na2 = 1\na3 = 1\na4 = 1\na5 = 1\na6 = 1\n"
 	             "a7 = 1\na8 = 1\na9 = 1\nb0 = 1\nb1 = 1\nb2 = 1\nb3 = 1\nb4 = 1\nb5 = 1\n"
 	             "b6 = 1\n", ":18: [wake_grace] b6: too many");
 	assert_int_equal(build(&c, err, "--wake-grace", "nonsense", NULL), CONFIG_ERROR);
 	assert_non_null(strstr(err, "expected NAME=MS"));
+}
+
+static void expect_error_in(const char *err, const char *needle);
+
+/* [policy] on_ac, idle_timeout_ac_ms, critical_battery_percent and
+ * critical_action: the defaults of each mode (whichever comes first in the
+ * file, and a command line that changes the mode), explicit values, and
+ * the errors. */
+static void test_power_policy(void **st)
+{
+	struct wld_config c;
+	char err[512] = "";
+
+	(void)st;
+	assert_int_equal(build(&c, err, NULL), CONFIG_OK);          /* phone */
+	assert_int_equal(c.on_ac, ON_AC_OPPORTUNISTIC);
+	assert_int_equal(c.critical_action, CRITICAL_POWEROFF);
+	assert_int_equal(c.critical_percent, 5);
+	assert_int_equal(c.idle_timeout_ms, 300000);
+	assert_int_equal(c.idle_timeout_ac_ms, 600000);
+	assert_int_equal(build(&c, err, "--policy", "laptop", NULL), CONFIG_OK);
+	assert_int_equal(c.on_ac, ON_AC_IDLE);
+	assert_int_equal(c.critical_action, CRITICAL_HIBERNATE);
+	assert_int_equal(build(&c, err, "--policy", "appliance", NULL), CONFIG_OK);
+	assert_int_equal(c.on_ac, ON_AC_OPPORTUNISTIC);
+	assert_int_equal(c.critical_action, CRITICAL_NONE);
+	/* The key before the mode, and the mode from the command line. */
+	write_conf("[policy]\nidle_timeout_ac_ms = 900000\ncritical_battery_percent = 0\n"
+	           "mode = laptop\n");
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_OK);
+	assert_int_equal(c.on_ac, ON_AC_IDLE);
+	assert_int_equal(c.idle_timeout_ac_ms, 900000);
+	assert_int_equal(c.critical_percent, 0);
+	assert_int_equal(build(&c, err, "--config", conf_path, "--policy", "phone", "--on-ac",
+	                       "idle", "--idle-timeout-ac-ms", "1234", "--critical-action",
+	                       "hibernate", "--critical-battery-percent", "12", NULL), CONFIG_OK);
+	unlink(conf_path);
+	assert_int_equal(c.policy_mode, POLICY_PHONE);
+	assert_int_equal(c.on_ac, ON_AC_IDLE);
+	assert_int_equal(c.idle_timeout_ac_ms, 1234);
+	assert_int_equal(c.critical_action, CRITICAL_HIBERNATE);
+	assert_int_equal(c.critical_percent, 12);
+	write_conf("[policy]\nmode = laptop\non_ac = opportunistic\ncritical_action = none\n");
+	assert_int_equal(build(&c, err, "--config", conf_path, NULL), CONFIG_OK);
+	unlink(conf_path);
+	assert_int_equal(c.on_ac, ON_AC_OPPORTUNISTIC);
+	assert_int_equal(c.critical_action, CRITICAL_NONE);
+	assert_string_equal(config_on_ac_name(ON_AC_IDLE), "idle");
+	assert_string_equal(config_critical_action_name(CRITICAL_POWEROFF), "poweroff");
+
+	expect_error("[policy]\nidle_timeout_ac_ms = 0\n", ":2: [policy] idle_timeout_ac_ms: must be at least 1");
+	expect_error("[policy]\nidle_timeout_ac_ms = 10m\n", "expected a non-negative integer");
+	expect_error("[policy]\nidle_timeout_ac_ms = 86400001\n", "value too large");
+	expect_error("[policy]\ncritical_battery_percent = 51\n",
+	             ":2: [policy] critical_battery_percent: a percentage of 0 (off) to 50");
+	expect_error("[policy]\ncritical_battery_percent = 5%\n", "expected a non-negative integer");
+	expect_error("[policy]\ncritical_battery_percent = -1\n", "expected a non-negative integer");
+	expect_error("[policy]\ncritical_action = shutdown\n",
+	             ":2: [policy] critical_action: expected hibernate, poweroff or none");
+	expect_error("[policy]\ncritical_action = hybrid-sleep\n", "would not stop the battery");
+	expect_error("[policy]\nmode = appliance\non_ac = idle\n",
+	             "on_ac = idle needs mode = laptop or phone");
+	assert_int_equal(build(&c, err, "--on-ac", "sometimes", NULL), CONFIG_ERROR);
+	expect_error_in(err, "option --on-ac: expected opportunistic, idle or never");
+	assert_int_equal(build(&c, err, "--idle-timeout-ac-ms", "0", NULL), CONFIG_ERROR);
+	expect_error_in(err, "option --idle-timeout-ac-ms: must be at least 1");
+	assert_int_equal(build(&c, err, "--critical-action", "", NULL), CONFIG_ERROR);
+	expect_error_in(err, "option --critical-action: expected hibernate, poweroff or none");
 }
 
 static void expect_error_in(const char *err, const char *needle)
@@ -564,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_file_and_override),
 		cmocka_unit_test(test_file_errors),
 		cmocka_unit_test(test_wake_grace_and_on_ac),
+		cmocka_unit_test(test_power_policy),
 		cmocka_unit_test(test_option_errors),
 		cmocka_unit_test(test_alarm_timeout),
 		cmocka_unit_test(test_long_lines),
