@@ -117,7 +117,7 @@ static void read_battery(struct supply *p, struct ps_state *st)
 		char *end = w;
 		long c = r < 0 ? -1 : strtol(w, &end, 10);
 
-		if (r == 0 && end != w && !*end && c >= 0 && c <= 100)
+		if (r == 0 && w[0] >= '0' && w[0] <= '9' && !*end && c <= 100)
 			st->capacity = (int)c;
 		else if (first(p, W_CAPACITY))
 			log_warn("battery %s: capacity %s: not counted as critical", st->battery,
@@ -236,7 +236,8 @@ static int critical_check(struct supply *p, const struct ps_state *st)
 		    st->capacity > (int)p->critical + CRITICAL_HYST) {
 			p->episode = 0;
 			log_info("battery %s: above its critical level again (%s)", st->battery,
-			         st->ac ? "on AC" : "charging");
+			         st->ac ? "on AC" : st->status == ST_CHARGING ? "charging" :
+			         st->status == ST_FULL ? "full" : "capacity rose");
 		}
 		return 0;
 	}

@@ -111,6 +111,8 @@ static int fp_suspend(struct power_backend *be, const char *state)
 	pthread_mutex_lock(&fp->m);
 	take_file_events(fp);
 	strncpy(fp->last_state, state, sizeof(fp->last_state) - 1);
+	if (strlen(fp->states) + strlen(state) + 2 < sizeof(fp->states))
+		strcat(strcat(fp->states, fp->states[0] ? " " : ""), state);
 	if (fp->armed && (fp->count != fp->armed_count || fp->in_progress)) {
 		fp->aborts++;
 		r = -EBUSY;
@@ -248,6 +250,19 @@ void fake_file_fail(struct fake_power *fp, const char *rel, int err)
 	pthread_mutex_unlock(&fp->m);
 }
 
+/* Counts, never powers off: a test's "the system went off". */
+static int fp_poweroff(struct power_backend *be)
+{
+	struct fake_power *fp = (struct fake_power *)be;
+	int r;
+
+	pthread_mutex_lock(&fp->m);
+	fp->poweroffs++;
+	r = fp->poweroff_errno ? -fp->poweroff_errno : 0;
+	pthread_mutex_unlock(&fp->m);
+	return r;
+}
+
 static void fp_interrupt(struct power_backend *be)
 {
 	struct fake_power *fp = (struct fake_power *)be;
@@ -270,6 +285,7 @@ void fake_power_init(struct fake_power *fp, struct fake_clock *clk)
 	fp->pub.suspend = fp_suspend;
 	fp->pub.wake_reason = fp_wake_reason;
 	fp->pub.interrupt = fp_interrupt;
+	fp->pub.poweroff = fp_poweroff;
 	fp->pub.read_attr = fp_read_attr;
 	fp->pub.list_dir = fp_list_dir;
 }

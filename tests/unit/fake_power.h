@@ -43,6 +43,9 @@ struct fake_power {
 	int fail_errno;
 	uint64_t sleep_ns;     /* added to the boot clock per suspend */
 	char last_state[8];
+	char states[256];      /* every state written, space-separated ("disk") */
+	int poweroffs;         /* poweroff() calls (the host is never powered off) */
+	int poweroff_errno;    /* > 0: poweroff() fails with -poweroff_errno */
 	struct fake_clock *clk;
 	void (*on_suspend)(struct fake_power *fp, void *arg);  /* inside suspend */
 	void *arg;
