@@ -6,6 +6,7 @@
  * devices, the appliance policy, and `wakelock status`.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "harness.h"
@@ -39,6 +41,17 @@ static uint64_t attempts(struct env *e)
 static int attempted(void *arg)
 {
 	return attempts(arg) > 0;
+}
+
+/* A source's state in a fresh snapshot ("" if it is not there). */
+static const char *source_state(struct env *e, const char *name)
+{
+	const struct wl_shm_header *h = hd_snap(&e->d);
+
+	for (uint32_t i = 0; i < h->nsources && i < WL_MAX_SOURCES; i++)
+		if (!strcmp(h->sources[i].name, name))
+			return h->sources[i].state;
+	return "";
 }
 
 static int start(struct env *e, const char *const *extra)
@@ -278,7 +291,7 @@ static void test_power_supply_on_ac_never(void **st)
 		seen = 1;
 		assert_int_equal(h->sources[i].holding, 1);
 		assert_string_equal(h->sources[i].state,
-		                    "ac online, battery BAT0 80 % (on_ac = never)");
+		                    "ac online, battery BAT0 80% (on_ac = never)");
 	}
 	assert_true(seen);
 	put(e, "power_supply/AC/online", "yes\n");             /* garbled: online */
@@ -294,7 +307,8 @@ static void test_power_supply_on_ac_never(void **st)
 	assert_int_equal(hd_stop(&e->d), 0);
 }
 
-/* on_ac values: opportunistic (default) ignores AC; idle is not there yet. */
+/* on_ac = opportunistic (the phone's default) ignores AC; idle needs an
+ * activity to time, which appliance has not. */
 static void test_power_supply_opportunistic(void **st)
 {
 	struct env *e = *st;
@@ -304,19 +318,163 @@ static void test_power_supply_opportunistic(void **st)
 	put(e, "power_supply/bat/type", "Battery\n");
 	assert_int_equal(start(e, NULL), 0);
 	assert_true(hd_wait_for(attempted, e, 2000));
-	{
-		const struct wl_shm_header *h = hd_snap(&e->d);
-
-		for (uint32_t i = 0; i < h->nsources; i++)
-			if (!strcmp(h->sources[i].name, "power"))
-				assert_string_equal(h->sources[i].state,
-				                    "ac online, battery bat (no capacity)");
-	}
+	assert_string_equal(source_state(e, "power"),
+	                    "ac online, battery bat (no capacity), critical at 5%: poweroff");
+	assert_true(log_has(e, "battery bat has no capacity: the critical level is not watched"));
 	assert_int_equal(hd_stop(&e->d), 0);
-	assert_int_equal(start(e, (const char *const[]){ "--on-ac", "idle", NULL }), -1);
-	assert_true(log_has(e, "idle is not available yet"));
+	assert_int_equal(start(e, (const char *const[]){ "--on-ac", "idle", "--policy",
+	                                                 "appliance", NULL }), -1);
+	assert_true(log_has(e, "on_ac = idle needs mode = laptop or phone"));
 }
 
+/* How many times the (test root's) power off happened. */
+static int poweroffs(struct env *e)
+{
+	char path[512], buf[256];
+	int fd, n = 0;
+	ssize_t len;
+
+	snprintf(path, sizeof(path), "%s/wakelockd-poweroff", e->d.dir);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	for (ssize_t i = 0; i < len; i++)
+		n += buf[i] == '\n';
+	return n;
+}
+
+static int powered_off(void *arg)
+{
+	return poweroffs(arg) > 0;
+}
+
+/* `wakelock wakes` into the test dir: 1 if its table has what. */
+static int wakes_have(struct env *e, const char *what)
+{
+	char cmd[1024], path[512], buf[16384];
+	ssize_t len;
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s/wakes.txt", e->d.dir);
+	snprintf(cmd, sizeof(cmd), "%s wakes >%s 2>&1", hd_bin("wakelock"), path);
+	r = system(cmd);
+	assert_int_equal(WIFEXITED(r) ? WEXITSTATUS(r) : -1, 0);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[len > 0 ? len : 0] = 0;
+	return strstr(buf, what) != NULL;
+}
+
+/* The critical battery level, the real daemon (phone: power off): taken at
+ * start when already critical, even while a display holds, once per
+ * discharge episode, again after the capacity rose above the level + 2;
+ * one warning line; a ledger record `wakelock wakes` shows; the status. */
+static void test_critical_poweroff(void **st)
+{
+	struct env *e = *st;
+
+	put(e, "drm/card0-Virtual-1/dpms", "On\n");       /* holds: no matter */
+	put(e, "power_supply/AC/type", "Mains\n");
+	put(e, "power_supply/AC/online", "0\n");
+	put(e, "power_supply/BAT0/type", "Battery\n");
+	put(e, "power_supply/BAT0/status", "Discharging\n");
+	put(e, "power_supply/BAT0/capacity", "4\n");
+	assert_int_equal(start(e, NULL), 0);
+	assert_true(hd_wait_for(powered_off, e, 2000));
+	assert_true(log_has(e, "battery BAT0 at 4%, discharging: critical (5%): powering off"));
+	assert_true(wakes_have(e, "battery 4%: poweroff"));
+	assert_true(wakes_have(e, "critical"));
+	assert_string_equal(source_state(e, "power"),
+	                    "ac offline, battery BAT0 4% discharging, critical at 5%: poweroff");
+	assert_int_equal(attempts(e), 0);
+	/* Once: the daemon looks every second (no uevents in a test root). */
+	put(e, "power_supply/BAT0/capacity", "3\n");
+	hd_sleep_ms(2200);
+	assert_int_equal(poweroffs(e), 1);
+	put(e, "power_supply/BAT0/capacity", "8\n");
+	hd_sleep_ms(1500);
+	put(e, "power_supply/BAT0/capacity", "5\n");
+	for (int i = 0; i < 30 && poweroffs(e) < 2; i++)
+		hd_sleep_ms(100);
+	assert_int_equal(poweroffs(e), 2);
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+/* Laptop: hibernate ("disk" written through the backend); where the
+ * kernel offers no "disk", power off instead. */
+static void test_critical_hibernate_and_fallback(void **st)
+{
+	struct env *e = *st;
+	const char *const laptop[] = { "--policy", "laptop", NULL };
+
+	put(e, "power_supply/BAT0/type", "Battery\n");
+	put(e, "power_supply/BAT0/status", "Discharging\n");
+	put(e, "power_supply/BAT0/capacity", "2\n");
+	assert_int_equal(start(e, laptop), 0);
+	for (int i = 0; i < 20 && !log_has(e, "hibernating"); i++)
+		hd_sleep_ms(100);
+	assert_true(log_has(e, "battery BAT0 at 2%, discharging: critical (5%): hibernating"));
+	assert_true(wakes_have(e, "battery 2%: hibernate"));
+	assert_int_equal(poweroffs(e), 0);
+	assert_int_equal(hd_stop(&e->d), 0);
+	hd_put(&e->d, "sys/power/state", "freeze mem\n");
+	assert_int_equal(start(e, laptop), 0);
+	assert_true(hd_wait_for(powered_off, e, 2000));
+	assert_true(log_has(e, "hibernation not available (no \"disk\" in /sys/power/state): "
+	                    "powering off instead"));
+	assert_true(wakes_have(e, "battery 2%: poweroff"));
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+/* Not while charging, and not at all with critical_action = none (the
+ * log line only). */
+static void test_critical_charging_and_none(void **st)
+{
+	struct env *e = *st;
+
+	put(e, "power_supply/BAT0/type", "Battery\n");
+	put(e, "power_supply/BAT0/status", "Charging\n");
+	put(e, "power_supply/BAT0/capacity", "1\n");
+	assert_int_equal(start(e, NULL), 0);
+	hd_sleep_ms(1500);
+	assert_int_equal(poweroffs(e), 0);
+	assert_false(log_has(e, "critical ("));
+	put(e, "power_supply/BAT0/status", "Discharging\n");      /* the control */
+	assert_true(hd_wait_for(powered_off, e, 2500));
+	assert_int_equal(hd_stop(&e->d), 0);
+	assert_int_equal(start(e, (const char *const[]){ "--critical-action", "none", NULL }), 0);
+	for (int i = 0; i < 20 && !log_has(e, "nothing done"); i++)
+		hd_sleep_ms(100);
+	assert_true(log_has(e, "battery BAT0 at 1%, discharging: critical (5%); "
+	                    "critical_action = none: nothing done"));
+	assert_int_equal(poweroffs(e), 1);
+	assert_int_equal(hd_stop(&e->d), 0);
+}
+
+/* on_ac = idle (the laptop's default): the activity holds the AC timeout
+ * while on AC; unplugged, the battery one from the unplugging on. */
+static void test_on_ac_idle(void **st)
+{
+	struct env *e = *st;
+	uint64_t t0;
+
+	put(e, "power_supply/AC/type", "Mains\n");
+	put(e, "power_supply/AC/online", "1\n");
+	assert_int_equal(start(e, (const char *const[]){ "--policy", "laptop", "--idle-timeout-ms",
+	                                                 "800", "--idle-timeout-ac-ms", "60000",
+	                                                 NULL }), 0);
+	no_attempt_for(e, 2500);                        /* past 800 ms: on AC */
+	assert_string_equal(source_state(e, "power"), "ac online (on_ac = idle)");
+	put(e, "power_supply/AC/online", "0\n");
+	t0 = hd_now_ns();
+	assert_true(hd_wait_for(attempted, e, 3500));
+	assert_true(hd_now_ns() - t0 >= 750000000ull);  /* the unplugging was activity */
+	assert_int_equal(hd_stop(&e->d), 0);
+}
 
 /* A reload keeps the policy the sources were made with, and says so. */
 static void test_reload_keeps_policy(void **st)
@@ -338,6 +496,18 @@ static void test_reload_keeps_policy(void **st)
 	no_attempt_for(e, 1200);
 	assert_int_equal(hd_snap(&e->d)->policy_mode, 1);
 	assert_int_equal(hd_stop(&e->d), 0);
+	/* The power keys alone warn too, and are kept. */
+	hd_put(&e->d, "log", "");
+	hd_put(&e->d, "wakelockd.conf", "[policy]\nmode = phone\n");
+	assert_int_equal(start(e, extra), 0);
+	hd_put(&e->d, "wakelockd.conf", "[policy]\nmode = phone\non_ac = never\n"
+	       "critical_action = hibernate\ncritical_battery_percent = 9\n");
+	kill(e->d.pid, SIGHUP);
+	for (int i = 0; i < 30 && !log_has(e, "change only on restart"); i++)
+		hd_sleep_ms(100);
+	assert_true(log_has(e, "reload: [policy] and [wake_grace] change only on restart"));
+	assert_string_equal(source_state(e, "power"), "ac offline");
+	assert_int_equal(hd_stop(&e->d), 0);
 }
 
 int main(void)
@@ -353,6 +523,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_power_supply_on_ac_never, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reload_keeps_policy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_power_supply_opportunistic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_critical_poweroff, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_critical_hibernate_and_fallback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_critical_charging_and_none, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_on_ac_idle, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_policy_refused, setup, teardown),
 	};
 
