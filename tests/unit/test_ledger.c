@@ -1412,6 +1412,36 @@ static void test_wire_roundtrip(void **st)
 	assert_int_equal(wl_ledger_encode(&r, buf, sizeof(buf)), WL_LEDGER_WIRE_MAX);
 	assert_int_equal(wl_ledger_encode_version(&r, 1, buf, sizeof(buf)), WL_LEDGER_WIRE_MAX_V1);
 	assert_int_equal(wl_ledger_encode_version(&r, WL_LEDGER_WIRE_VERSION + 1, buf, sizeof(buf)), 0);
+	/* A critical battery record: its outcome and action in version 3;
+	 * a reader of version 2 gets it as failed (ECANCELED). */
+	{
+		struct wl_ledger_record back;
+		size_t k;
+
+		r.outcome = WL_LO_CRITICAL;
+		r.critical_capacity = 4;
+		r.critical_action = 2;
+		r.err = 0;
+		r.ended_kind = WL_LEK_UNKNOWN;
+		r.nsources = r.nclaims = 0;
+		k = wl_ledger_encode(&r, buf, sizeof(buf));
+		assert_true(k > 0);
+		assert_int_equal(wl_ledger_decode(buf, k, &back), (int)k);
+		assert_int_equal(back.outcome, WL_LO_CRITICAL);
+		assert_int_equal(back.critical_capacity, 4);
+		assert_int_equal(back.critical_action, 2);
+		buf[k - 1] = 3;                         /* no such action */
+		assert_int_equal(wl_ledger_decode(buf, k, &back), -EBADMSG);
+		buf[k - 1] = 2;
+		buf[1] = WL_LO_CRITICAL + 1;            /* no such outcome */
+		assert_int_equal(wl_ledger_decode(buf, k, &back), -EBADMSG);
+		k = wl_ledger_encode_version(&r, 2, buf, sizeof(buf));
+		assert_int_equal(wl_ledger_decode(buf, k, &back), (int)k);
+		assert_int_equal(back.outcome, WL_LO_FAILED);
+		assert_int_equal(back.err, ECANCELED);
+		buf[1] = WL_LO_CRITICAL;                /* not a version 2 outcome */
+		assert_int_equal(wl_ledger_decode(buf, k, &back), -EBADMSG);
+	}
 }
 
 /*
