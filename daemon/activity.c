@@ -3,7 +3,10 @@
  * User activity and the lid as awake sources (laptop policy,
  * docs/policy.md).  Key, touch, pointer and switch events from evdev
  * (/dev/input/event*) restart an idle_timeout_ms hold: the source holds
- * while now < last event + idle timeout.  The start counts as activity:
+ * while now < last event + idle timeout.  With on_ac = idle the timeout
+ * is idle_timeout_ac_ms while a mains or USB supply is online
+ * (presence_on_ac, power_supply.c), and a change of it counts as activity;
+ * in phone mode the battery timeout is 0 (activity counts on AC only).  The start counts as activity:
  * a laptop just booted or a daemon just restarted does not suspend under
  * the hands of whoever is at it.  A closed lid (SW_LID 1 on any device)
  * stops the presence sources from holding at once (presence.h), unless
