@@ -148,6 +148,10 @@ static void read_supply(struct supply *p, const char *name, struct ps_state *st)
 		if (awake_read_line(p->dir, name, "scope", w, sizeof(w), 0) == 0 &&
 		    !strcmp(w, "Device"))
 			return;
+		if (strlen(name) >= sizeof(st->battery)) {
+			log_debug("battery %.31s...: name too long, not looked at", name);
+			return;
+		}
 		if (!st->battery[0] || strcmp(name, st->battery) < 0)
 			snprintf(st->battery, sizeof(st->battery), "%s", name);
 		return;
@@ -178,7 +182,7 @@ static void read_state(struct supply *p, struct ps_state *st)
 	if (!dp)
 		return;
 	while ((e = readdir(dp)) != NULL)
-		if (e->d_name[0] != '.' && strlen(e->d_name) < sizeof(st->battery))
+		if (e->d_name[0] != '.')
 			read_supply(p, e->d_name, st);
 	closedir(dp);
 	if (st->battery[0])
