@@ -378,6 +378,7 @@ static void test_critical_poweroff(void **st)
 	struct env *e = *st;
 
 	put(e, "drm/card0-Virtual-1/dpms", "On\n");       /* holds: no matter */
+	put(e, "drm/card0-Virtual-1/enabled", "enabled\n");
 	put(e, "power_supply/AC/type", "Mains\n");
 	put(e, "power_supply/AC/online", "0\n");
 	put(e, "power_supply/BAT0/type", "Battery\n");
