@@ -448,7 +448,8 @@ int wl_ledger_decode(const uint8_t *buf, size_t len, struct wl_ledger_record *r)
 	r->nsources_moved = (uint16_t)get(&w, 2);
 	r->nclaims_total = (uint16_t)get(&w, 2);
 	r->nsources = (uint8_t)get(&w, 1);
-	if (w.bad || r->outcome > WL_LO_CRITICAL || r->asleep_src > WL_LAS_HW_SLEEP ||
+	if (w.bad || r->outcome > (version >= 3 ? WL_LO_CRITICAL : WL_LO_FAILED) ||
+	    r->asleep_src > WL_LAS_HW_SLEEP ||
 	    r->claim_state > WL_LCS_UNCLAIMED || r->nsources > WL_LEDGER_SOURCES)
 		return -EBADMSG;
 	for (unsigned i = 0; i < r->nsources; i++)

@@ -1423,6 +1423,8 @@ static void test_wire_roundtrip(void **st)
 		r.critical_action = 2;
 		r.err = 0;
 		r.ended_kind = WL_LEK_UNKNOWN;
+		r.ended_holders = 0;
+		r.ended_by[0] = 0;
 		r.nsources = r.nclaims = 0;
 		k = wl_ledger_encode(&r, buf, sizeof(buf));
 		assert_true(k > 0);
@@ -1498,12 +1500,12 @@ static void test_ended_by(void **st)
 	assert_non_null(strstr(line, " mpd (+2) "));
 	free(out);
 
-	/* Version 2 carries it, version 1 does not (unknown, "?"). */
+	/* Version 2 and later carry it, version 1 does not (unknown, "?"). */
 	n = wl_ledger_encode(&r[1], buf, sizeof(buf));
 	assert_int_equal(wl_ledger_decode(buf, n, &back), (int)n);
 	assert_memory_equal(&r[1], &back, sizeof(back));
 	n1 = wl_ledger_encode_version(&r[1], 1, buf, sizeof(buf));
-	assert_int_equal(n1, n - 2 - 1 - strlen("mpd"));
+	assert_int_equal(n1, n - 2 - 1 - strlen("mpd") - 1);   /* and version 3's byte */
 	assert_int_equal(buf[0], 1);
 	assert_int_equal(wl_ledger_decode(buf, n1, &back), (int)n1);
 	assert_int_equal(back.ended_kind, WL_LEK_UNKNOWN);
@@ -1517,8 +1519,9 @@ static void test_ended_by(void **st)
 	assert_non_null(strstr(line, " ? "));
 	free(out);
 
-	/* Inconsistent tails are refused: the tail is the last 2 + 1 + 3 bytes. */
-	n = wl_ledger_encode(&r[1], buf, sizeof(buf));
+	/* Inconsistent tails are refused: version 2's tail is the last
+	 * 2 + 1 + 3 bytes. */
+	n = wl_ledger_encode_version(&r[1], 2, buf, sizeof(buf));
 	buf[n - 6] = WL_LEK_SOURCE + 1;                      /* kind */
 	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
 	buf[n - 6] = WL_LEK_NONE;                            /* none, with a name */
@@ -1529,7 +1532,7 @@ static void test_ended_by(void **st)
 	buf[n - 5] = 3;
 	assert_int_equal(wl_ledger_decode(buf, n, &back), (int)n);
 	r[1].ended_by[0] = 0;                                /* a client, no name */
-	n = wl_ledger_encode(&r[1], buf, sizeof(buf));
+	n = wl_ledger_encode_version(&r[1], 2, buf, sizeof(buf));
 	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
 
 	/* A name is cut to a client name's bound; holders saturate. */
