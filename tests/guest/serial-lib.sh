@@ -18,10 +18,41 @@ now_ms() {
 	echo "${up%.*}${up#*.}0"
 }
 
-# The port's wakeup source, as the device's power/ attributes show it.
-port_stat() { cat "$WS_DIR/wakeup_$1"; }
-# Event count of the port's source (only in its wakeupN/ class device).
-port_events() { cat "$TTY"/wakeup[0-9]*/event_count; }
+# The port's wakeup sources: the tty device's own (power/wakeup_*, present
+# while wakeup is enabled: timed holds, wakeup_hold_ms and modem lines) and,
+# on the patched kernel, the port's RX source (class device named TTY-rx,
+# under the tty device: held until the line discipline has taken the data).
+# Their wakeupN/ class devices are both under $TTY.
+rx_ws_dir() {
+	local d
+	for d in "$TTY"/wakeup[0-9]*; do
+		[ "$(cat "$d/name" 2>/dev/null)" = "${TTY##*/}-rx" ] && { echo "$d"; return 0; }
+	done
+	return 1
+}
+# port_stat NAME: NAME of the device's source (power/wakeup_NAME), plus that of
+# the RX source where there is one: "active" is 1 if either is active, counts
+# are summed.
+port_stat() {
+	local v rx
+	v=$(cat "$WS_DIR/wakeup_$1")
+	rx=$(rx_ws_dir) || { echo "$v"; return 0; }
+	case $1 in
+	active)
+		# An active source's active_time_ms is > 0 within a millisecond.
+		if [ "$(cat "$rx/active_time_ms")" -gt 0 ]; then echo 1; else echo "$v"; fi ;;
+	*) echo $((${v:-0} + $(cat "$rx/$1"))) ;;
+	esac
+}
+# Event count of the port's sources (their wakeupN/ class devices), summed.
+port_events() {
+	local d n=0
+	for d in "$TTY"/wakeup[0-9]*; do
+		[ -e "$d" ] || continue
+		n=$((n + $(cat "$d/event_count")))
+	done
+	echo $n
+}
 
 # Discard whatever ttyS1 has buffered (fd 3 must be open and raw).
 modem_drain() {
