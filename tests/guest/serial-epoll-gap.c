@@ -30,6 +30,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -59,12 +61,11 @@ static void die(const char *what)
 	exit(1);
 }
 
-static long read_long(const char *name)
+static long read_file_long(const char *path)
 {
-	char path[256], buf[64] = "";
+	char buf[64] = "";
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/power/%s", sysdir, name);
 	f = fopen(path, "r");
 	if (!f)
 		die(path);
@@ -72,6 +73,66 @@ static long read_long(const char *name)
 		buf[0] = 0;
 	fclose(f);
 	return buf[0] == '\n' || !buf[0] ? -1 : atol(buf);
+}
+
+/*
+ * The port's RX wakeup source (patched kernel, v3): the wakeupN/ class device
+ * under the tty device whose name is "<tty>-rx". Empty if there is none.
+ */
+static char rxdir[256];
+
+static void find_rx_source(void)
+{
+	char path[512], name[64], want[64];
+	const char *tty = strrchr(sysdir, '/');
+	struct dirent *de;
+	DIR *d;
+	FILE *f;
+
+	snprintf(want, sizeof(want), "%s-rx\n", tty ? tty + 1 : sysdir);
+	d = opendir(sysdir);
+	if (!d)
+		die(sysdir);
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "wakeup", 6) || !isdigit((unsigned char)de->d_name[6]))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/name", sysdir, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f) && !strcmp(name, want))
+			snprintf(rxdir, sizeof(rxdir), "%s/%s", sysdir, de->d_name);
+		fclose(f);
+	}
+	closedir(d);
+}
+
+/*
+ * A statistic of the port's wakeup sources: the tty device's own
+ * (power/wakeup_NAME: timed holds) and, where there is one, the RX source
+ * (held until the line discipline has taken the data). "wakeup_active" is 1
+ * if either is active, "wakeup_active_count" is their sum.
+ */
+static long read_long(const char *name)
+{
+	char path[512];
+	long v, rx;
+
+	snprintf(path, sizeof(path), "%s/power/%s", sysdir, name);
+	v = read_file_long(path);
+	if (!rxdir[0])
+		return v;
+	if (!strcmp(name, "wakeup_active")) {
+		snprintf(path, sizeof(path), "%s/active_time_ms", rxdir);
+		rx = read_file_long(path);
+		return rx > 0 ? 1 : v;
+	}
+	if (!strcmp(name, "wakeup_active_count")) {
+		snprintf(path, sizeof(path), "%s/active_count", rxdir);
+		rx = read_file_long(path);
+		return (v < 0 ? 0 : v) + rx;
+	}
+	return v;
 }
 
 /* Child: one blocking read of wakeup_count; report when it returned. */
@@ -111,6 +172,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	sysdir = argv[2];
+	find_rx_source();
 	hold = atol(argv[3]);
 	work = hold ? 3 * hold : 3000;
 
