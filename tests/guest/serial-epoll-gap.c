@@ -109,8 +109,9 @@ static void find_rx_source(void)
 
 /*
  * A statistic of the port's wakeup sources: the tty device's own
- * (power/wakeup_NAME: timed holds) and, where there is one, the RX source
- * (held until the line discipline has taken the data). "wakeup_active" is 1
+ * (power/wakeup_NAME: modem line events) and, where there is one, the RX
+ * source (received data: held until the line discipline has taken it, or for
+ * the port's wakeup_hold_ms). "wakeup_active" is 1
  * if either is active, "wakeup_active_count" is their sum.
  */
 static long read_long(const char *name)

@@ -19,9 +19,10 @@ now_ms() {
 }
 
 # The port's wakeup sources: the tty device's own (power/wakeup_*, present
-# while wakeup is enabled: timed holds, wakeup_hold_ms and modem lines) and,
-# on the patched kernel, the port's RX source (class device named TTY-rx,
-# under the tty device: held until the line discipline has taken the data).
+# while wakeup is enabled; since series v3 it has the RI/DCD events) and, on
+# the patched kernel, the port's RX source (class device named TTY-rx, under
+# the tty device: received data, held until the line discipline has taken it
+# or for wakeup_hold_ms).
 # Their wakeupN/ class devices are both under $TTY.
 rx_ws_dir() {
 	local d
