@@ -62,10 +62,10 @@ start_fed() {
 # fed NAME FD COMMAND: send one command, wait for its "ok" (5 s; looked
 # at every 20 ms, as the timed tests stamp the change after it returns).
 fed() {
-	_n=$(grep -c "^ok $3\$" /tmp/$1.out)
+	_fn=$(grep -c "^ok $3\$" /tmp/$1.out)
 	echo "$3" >&"$2"
 	_i=0
-	until [ "$(grep -c "^ok $3\$" /tmp/$1.out)" -gt "$_n" ]; do
+	until [ "$(grep -c "^ok $3\$" /tmp/$1.out)" -gt "$_fn" ]; do
 		_i=$((_i + 1)); [ $_i -lt 250 ] || fail "$1: '$3' failed: $(tail -3 /tmp/$1.out)"
 		sleep 0.02
 	done
@@ -81,11 +81,12 @@ connector=/sys/class/drm/card0-Virtual-1
 # held (unhold to let the daemon go on).
 timed_attempt() {
 	_what=$1 _low=$2 _high=$3; shift 3
-	_n=$(stamps) _base=$(suspend_stat success)
+	# (busybox sh has no local: names of their own, not fed's)
+	_tn=$(stamps) _base=$(suspend_stat success)
 	host when suspend-to-idle modem-write WAKE
 	"$@"
 	_t0=$(uptime_ms)
-	_t1=$(wait_stamp $((_n + 1)) 10)
+	_t1=$(wait_stamp $((_tn + 1)) 10)
 	expect_within "$_what" $((_t1 - _t0)) $_low $_high
 	wait_resumed $_base
 	hold
