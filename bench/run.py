@@ -290,15 +290,7 @@ def input_phase(res, args, wlbench):
         run([wlbench, 'input-flood', f'{tmp}/dev/input/event0', str(FLOOD_RATE), str(secs), '2'],
             res, 'host', env, 3 * secs + 30)
     finally:
-        if d:
-            d.send_signal(signal.SIGTERM)
-            try:
-                d.wait(10)
-            except subprocess.TimeoutExpired:
-                d.kill()
-                d.wait()
-        log.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+        stop_daemon(d, log, tmp)
 
 
 FLOOD_RATE = 10000          # input events a second (the issue's flood)
@@ -343,15 +335,21 @@ def wakesrc_phase(res, args, wlbench):
                 else:
                     old['runs'] = f['runs']
         finally:
-            if d:
-                d.send_signal(signal.SIGTERM)
-                try:
-                    d.wait(10)
-                except subprocess.TimeoutExpired:
-                    d.kill()
-                    d.wait()
-            log.close()
-            shutil.rmtree(tmp, ignore_errors=True)
+            stop_daemon(d, log, tmp)
+
+
+def stop_daemon(d, log, tmp):
+    """End a host phase: SIGTERM the daemon (killed after 10 s), close its
+    log, remove its fake root."""
+    if d:
+        d.send_signal(signal.SIGTERM)
+        try:
+            d.wait(10)
+        except subprocess.TimeoutExpired:
+            d.kill()
+            d.wait()
+    log.close()
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def fake_root(prefix):
@@ -433,15 +431,7 @@ def display_phase(res, args, wlbench):
                 cond['dpms'] = 'On, then Off'
                 measure('display_off_after', wait_s=delay_ms / 1000 + 1.5)
         finally:
-            if d:
-                d.send_signal(signal.SIGTERM)
-                try:
-                    d.wait(10)
-                except subprocess.TimeoutExpired:
-                    d.kill()
-                    d.wait()
-            log.close()
-            shutil.rmtree(tmp, ignore_errors=True)
+            stop_daemon(d, log, tmp)
 
 
 def strace_react(res, args, wlbench, trace, env, dpid):
