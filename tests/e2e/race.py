@@ -405,7 +405,10 @@ class Run:
             return None
 
         def woken_by_port(rec):
-            return isinstance(rec.get('sources'), list) and 'ttyS1' in rec['sources']
+            # ttyS1's sources: the tty device's, and since series v3 the
+            # port's own for received data (ttyS1-rx).
+            return isinstance(rec.get('sources'), list) and bool(
+                {'ttyS1', 'ttyS1-rx'} & set(rec['sources']))
 
         matched = sum(1 for _, e in self.intervals if record_after(e) is not None)
         during, agree, lat, misses = 0, 0, [], []
