@@ -58,6 +58,7 @@ struct logind {
 	struct mirrored m[LOGIND_MAX_INHIBITORS];
 	unsigned n;
 	unsigned overflow_logged;
+	int followed;                   /* main thread has its bus (atomic) */
 	sd_bus *probe;                  /* power thread */
 	int probe_failed;               /* logged once */
 	sd_bus_slot *sleep_match;       /* power thread: PrepareForSleep */
@@ -357,6 +358,7 @@ static void close_bus(struct daemon *d)
 	 * once, not when the bus is freed. */
 	logind_sessions_close(d);
 	l->bus = sd_bus_flush_close_unref(l->bus);
+	__atomic_store_n(&l->followed, 0, __ATOMIC_RELAXED);
 	drop_all(d);
 	logind_presence_bus(d->presence, LP_BUS_NONE);
 }
@@ -409,6 +411,7 @@ int logind_open(struct daemon *d)
 	if (r < 0)
 		log_warn("logind: sessions not followed: %s", strerror(-r));
 	update_epoll(d);
+	__atomic_store_n(&l->followed, 1, __ATOMIC_RELAXED);
 	log_info("logind: following sleep inhibitors on the system bus");
 	return 0;
 }
@@ -511,8 +514,16 @@ int logind_last_look(void *arg)
 
 	if (!l || __atomic_load_n(&l->mode, __ATOMIC_RELAXED) == LOGIND_OFF)
 		return 0;
+	/* Only while logind is followed: with no system bus (logind_open
+	 * said so, and tries again at a reload) there is nothing the look
+	 * could compare with, and trying to connect before every attempt
+	 * cost each cycle a socket, eight socket options and a connect.
+	 * Followed with logind away, the call is still made: logind may be
+	 * starting, and its inhibitors count from its first instant. */
+	if (!__atomic_load_n(&l->followed, __ATOMIC_RELAXED))
+		return 0;
 	if (probe_open(l) < 0)
-		return 0;   /* no bus: logind_open said so */
+		return 0;
 	r = sd_bus_message_new_method_call(l->probe, &m, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER,
 	                                   "ListInhibitors");
 	if (r >= 0)

@@ -25,7 +25,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -645,6 +647,48 @@ static void test_last_look_sees_unannounced(void **st)
 	fake_one(&e->f, NULL, NULL, NULL, NULL, 0, 0, 1);
 	assert_suspends(e, "after the release");
 	stop_all(e);
+}
+
+/* With no system bus when the daemon started, logind is not followed
+ * (until a reload) and the last look asks nobody: a bus that appears
+ * later sees no connection at all, however many attempts are made.
+ * (The look used to try a connection before every attempt.) */
+static void test_last_look_needs_the_bus(void **st)
+{
+	struct env *e = calloc(1, sizeof(*e));
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct since s;
+	char dir[] = "/tmp/wl-late-bus-XXXXXX";
+	int fd, n = 0;
+
+	(void)st;
+	assert_non_null(e);
+	assert_non_null(mkdtemp(dir));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/bus", dir);
+	snprintf(e->busaddr, sizeof(e->busaddr), "unix:path=%s", sa.sun_path);
+	setenv("DBUS_SYSTEM_BUS_ADDRESS", e->busaddr, 1);
+	assert_int_equal(hd_prepare(&e->d), 0);
+	if (hd_start(&e->d, NULL) < 0)
+		fail_msg("daemon did not start (log in %s)", e->d.log);
+	assert_suspends(e, "with no system bus");
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 64), 0);
+	s.e = e;
+	s.base = successes(e) + 20;
+	if (!hd_wait_for(suspended_since, &s, 5000))
+		fail_msg("fewer than 20 suspends in 5 s after the bus appeared (log %s)", e->d.log);
+	for (int c; (c = accept(fd, NULL, NULL)) >= 0; n++)
+		close(c);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(n, 0);
+	close(fd);
+	hd_stop(&e->d);
+	hd_cleanup(&e->d);
+	unlink(sa.sun_path);
+	rmdir(dir);
+	free(e);
 }
 
 /* Names chosen by logind's clients: control characters, quotes, commas,
@@ -1421,6 +1465,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_block_inhibitor_holds, teardown),
 		cmocka_unit_test_teardown(test_only_sleep_block_allowed_hold, teardown),
 		cmocka_unit_test_teardown(test_last_look_sees_unannounced, teardown),
+		cmocka_unit_test(test_last_look_needs_the_bus),
 		cmocka_unit_test_teardown(test_hostile_names_and_numbers, teardown),
 		cmocka_unit_test_teardown(test_logind_leaves_and_returns, teardown),
 		cmocka_unit_test_teardown(test_bad_reply, teardown),
