@@ -2,6 +2,7 @@
 /* The wake ledger's ring (ledger.h, docs/ledger.md).  No I/O here. */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ledger.h"
@@ -126,7 +127,10 @@ void ledger_attempt_begin_by(struct ledger *l, const struct ws_snapshot *before,
 	r->start_mono_ns = before->mono_ns;
 	r->start_boot_ns = before->boot_ns;
 	set_ended_by(r, by);
-	l->before = *before;
+	/* The header and the sources it has: a full copy would move all
+	 * WAKESRC_MAX entries (30 KiB) for every attempt. */
+	memcpy(&l->before, before, offsetof(struct ws_snapshot, src));
+	memcpy(l->before.src, before->src, before->nsrc * sizeof(before->src[0]));
 	l->phase = P_BEGUN;
 	pthread_mutex_unlock(&l->m);
 }

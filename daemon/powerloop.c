@@ -721,6 +721,33 @@ static int step_pre_suspend_hook(struct powerloop *pl)
 	return stopping(pl) ? 1 : CONTINUE;
 }
 
+/*
+ * The snapshot an attempt starts from, read right after wakeup_count.
+ * When the count read now is the count the last attempt began with, and
+ * the snapshot taken after that attempt is the last one taken, its
+ * sources are still exact and are not read again (a phone's 100 to 300
+ * sources are a system call each): wakeup_count grows by one at each
+ * deactivation of a wakeup source and the read returns only with none
+ * active, so an event on any source since the last read (the first one
+ * activates it) would have moved the count by this read.  The files of
+ * /sys/power are read again: another writer of /sys/power/state moves
+ * them without a wakeup event.
+ */
+static void take_before(struct powerloop *pl, unsigned count)
+{
+	if (pl->ws_after_fresh && count == pl->ws_count) {
+		struct ws_snapshot *s = pl->ws_before;
+
+		pl->ws_before = pl->ws_after;
+		pl->ws_after = s;
+		wakesrc_take_globals(pl->be, pl->ws_before);
+	} else {
+		wakesrc_take(pl->be, pl->ws_before);
+	}
+	pl->ws_after_fresh = 0;
+	pl->ws_count = count;
+}
+
 /* 1. Blocks while the kernel has wakeup events in progress.  Then what
  * the kernel says of its wakeup sources: the state the attempt starts
  * from (docs/ledger.md). */
@@ -743,7 +770,7 @@ static int step_read_count(struct powerloop *pl, unsigned *count)
 		return 0;
 	}
 	if (pl->ledger)
-		wakesrc_take(pl->be, pl->ws_before);
+		take_before(pl, *count);
 	return CONTINUE;
 }
 
@@ -882,6 +909,7 @@ static int step_after_attempt(struct powerloop *pl, struct attempt *at)
 		uint64_t seq;
 
 		wakesrc_take(pl->be, pl->ws_after);
+		pl->ws_after_fresh = 1;
 		ledger_attempt_cause(pl->ledger, pl->ws_after, at->have_alarm ? &at->la : NULL);
 		/* Sources that hold for what woke us see the record first, so
 		 * that their claim counts for this wake. */

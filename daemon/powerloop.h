@@ -53,6 +53,10 @@ struct powerloop {
 	 * the loop's own (32 KiB each, not on the stack). */
 	struct ledger *ledger;
 	struct ws_snapshot *ws_before, *ws_after;
+	/* ws_after is the last snapshot taken, after the attempt that began
+	 * with wakeup_count ws_count (see step_read_count). */
+	int ws_after_fresh;
+	unsigned ws_count;
 	uint32_t claim_epoch;           /* the open attempt's hdr->attempt_epoch */
 	/* The daemon alarm due first, for the ledger's cause (under hdr's
 	 * lock; alarms.c): slot and index, or -1. */

@@ -261,6 +261,73 @@ static void take_sources(struct power_backend *be, struct ws_snapshot *s, const 
 	cache.be = be;
 }
 
+/*
+ * The four files of /sys/power a snapshot reads, kept open like the
+ * sources' event_count (one pread() each instead of open, read, close),
+ * for the backend that opened them.  pm_wakeup_irq reads -ENODATA when
+ * no IRQ is recorded: the descriptor is kept, the file is there.
+ */
+enum { G_IRQ, G_SUCCESS, G_FAIL, G_HW_SLEEP, G_N };
+static const char *const global_rel[G_N] = {
+	"/sys/power/pm_wakeup_irq", "/sys/power/suspend_stats/success",
+	"/sys/power/suspend_stats/fail", "/sys/power/suspend_stats/total_hw_sleep",
+};
+static struct {
+	const struct power_backend *be;
+	int fd[G_N];                          /* -1: not open */
+} globals = { NULL, { -1, -1, -1, -1 } };
+
+static void globals_close(void)
+{
+	for (unsigned i = 0; i < G_N; i++) {
+		if (globals.fd[i] >= 0)
+			close(globals.fd[i]);
+		globals.fd[i] = -1;
+	}
+	globals.be = NULL;
+}
+
+/* Global file i into buf (a string, newline cut): its length, or -errno. */
+static int read_global(struct power_backend *be, unsigned i, char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (globals.be != be) {
+		globals_close();
+		globals.be = be;
+	}
+	if (!be->open_attr)
+		return read_attr(be, global_rel[i], buf, len);
+	if (globals.fd[i] < 0) {
+		int fd = be->open_attr(be, global_rel[i]);
+
+		if (fd < 0)
+			return fd;               /* absent: asked again next time */
+		globals.fd[i] = fd;
+	}
+	n = pread(globals.fd[i], buf, len - 1, 0);
+	if (n < 0) {
+		int e = errno;
+
+		if (e != ENODATA) {              /* gone or broken: opened again */
+			close(globals.fd[i]);
+			globals.fd[i] = -1;
+		}
+		return -e;
+	}
+	buf[n] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return (int)strlen(buf);
+}
+
+static int read_global_u64(struct power_backend *be, unsigned i, uint64_t *v)
+{
+	char buf[32];
+	int r = read_global(be, i, buf, sizeof(buf));
+
+	return r < 0 ? r : parse_u64(buf, v);
+}
+
 void wakesrc_forget(void)
 {
 	pthread_mutex_lock(&cache.m);
@@ -269,23 +336,22 @@ void wakesrc_forget(void)
 			close(cache.fd[i]);
 	cache.n = 0;
 	cache.be = NULL;
+	globals_close();
 	pthread_mutex_unlock(&cache.m);
 }
 
-void wakesrc_take(struct power_backend *be, struct ws_snapshot *s)
+void wakesrc_take_globals(struct power_backend *be, struct ws_snapshot *s)
 {
-	static __thread struct ids ids;
 	char buf[32];
 	uint64_t v;
 	int r;
 
-	s->flags = 0;
+	s->flags &= WS_SOURCES | WS_TRUNCATED;
 	s->irq = 0;
-	s->nsrc = 0;
 	s->success = s->fail = s->hw_sleep_us = 0;
-
+	pthread_mutex_lock(&cache.m);
 	/* -ENODATA: the file exists and no wakeup IRQ is recorded. */
-	r = read_attr(be, "/sys/power/pm_wakeup_irq", buf, sizeof(buf));
+	r = read_global(be, G_IRQ, buf, sizeof(buf));
 	if (r >= 0 || r == -ENODATA) {
 		char *end;
 		long irq;
@@ -298,14 +364,25 @@ void wakesrc_take(struct power_backend *be, struct ws_snapshot *s)
 			s->irq = (int32_t)irq;
 		}
 	}
-
-	if (read_u64(be, "/sys/power/suspend_stats/success", &s->success) == 0 &&
-	    read_u64(be, "/sys/power/suspend_stats/fail", &s->fail) == 0)
+	if (read_global_u64(be, G_SUCCESS, &s->success) == 0 &&
+	    read_global_u64(be, G_FAIL, &s->fail) == 0)
 		s->flags |= WS_STATS;
-	if (read_u64(be, "/sys/power/suspend_stats/total_hw_sleep", &v) == 0) {
+	else
+		s->success = s->fail = 0;
+	if (read_global_u64(be, G_HW_SLEEP, &v) == 0) {
 		s->flags |= WS_HW_SLEEP;
 		s->hw_sleep_us = v;
 	}
+	pthread_mutex_unlock(&cache.m);
+}
+
+void wakesrc_take(struct power_backend *be, struct ws_snapshot *s)
+{
+	static __thread struct ids ids;
+
+	s->flags = 0;
+	s->nsrc = 0;
+	wakesrc_take_globals(be, s);
 
 	ids.n = 0;
 	ids.truncated = 0;

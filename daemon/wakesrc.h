@@ -46,8 +46,13 @@ struct ws_snapshot {
 /* Read the files into s (its stamps untouched).  Never fails: what could
  * not be read is flagged as absent. */
 void wakesrc_take(struct power_backend *be, struct ws_snapshot *s);
+/* Only the files of /sys/power into s (irq, suspend_stats), its sources
+ * and their flags left as they are: a snapshot whose sources are known
+ * not to have moved (powerloop.c, step_read_count). */
+void wakesrc_take_globals(struct power_backend *be, struct ws_snapshot *s);
 /* Close the descriptors wakesrc_take keeps open between snapshots (one
- * per source, its event_count): at the end, before the backend goes. */
+ * per source, its event_count, and the files of /sys/power): at the end,
+ * before the backend goes. */
 void wakesrc_forget(void);
 /* The three clocks now: mono and boot from clk, realtime from the system. */
 void wakesrc_stamp(struct ws_snapshot *s, struct power_clock *clk);

@@ -185,6 +185,7 @@ static int fp_list_dir(struct power_backend *be, const char *rel,
 	int n = 0;
 
 	pthread_mutex_lock(&fp->m);
+	fp->lists++;
 	for (int i = 0; i < fp->nfiles; i++) {
 		const char *p = fp->files[i].path;
 		size_t cl;

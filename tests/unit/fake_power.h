@@ -59,6 +59,7 @@ struct fake_power {
 		int err;               /* > 0: reading fails with -err */
 	} files[FAKE_FILES];
 	int nfiles;
+	int lists;             /* list_dir calls (a snapshot's sources read) */
 };
 
 void fake_clock_init(struct fake_clock *fc);

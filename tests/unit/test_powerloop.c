@@ -916,6 +916,50 @@ static void test_last_wake_from_ledger(void **st)
 	ended_teardown(f, &e);
 }
 
+/*
+ * The snapshot an attempt starts from is the one taken after the last
+ * attempt while wakeup_count has not moved since that attempt began (no
+ * source can have moved: the kernel counts every deactivation), and is
+ * read again once it moved.  ttyS1 counting events between two attempts,
+ * with the count moving as the kernel moves it, is no cause of the next.
+ */
+static void test_snapshot_reused_while_count_unchanged(void **st)
+{
+	struct fx *f = *st;
+	struct ended e = { 0 };
+	struct wl_ledger_record r;
+	int lists;
+
+	ended_setup(f, &e, NULL);
+	fake_file_set(&f->fp, "/sys/class/wakeup/wakeup1/name", "ttyS1");
+	fake_file_set(&f->fp, "/sys/class/wakeup/wakeup1/event_count", "5");
+	fake_file_set(&f->fp, "/sys/class/wakeup/wakeup1/wakeup_count", "0");
+	f->fp.on_suspend = wake_by_ttys1;
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->fp.lists, 2);
+	assert_string_equal(newest(&e).sources[0], "ttyS1");
+
+	/* Nothing moved: one listing, after the attempt. */
+	f->fp.on_suspend = NULL;
+	lists = f->fp.lists;
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->fp.lists, lists + 1);
+	assert_int_equal(newest(&e).nsources, 0);
+
+	/* Events while awake move the count: read again before. */
+	fake_file_set(&f->fp, "/sys/class/wakeup/wakeup1/event_count", "9");
+	fake_event_begin(&f->fp);
+	fake_event_end(&f->fp);
+	lists = f->fp.lists;
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->fp.lists, lists + 2);
+	r = newest(&e);
+	assert_int_equal(r.outcome, WL_LO_RESUMED);
+	assert_int_equal(r.nsources, 0);
+	assert_int_equal(f->fp.suspends, 3);
+	ended_teardown(f, &e);
+}
+
 static void test_reload_wakes_waiter(void **st)
 {
 	struct fx *f = *st;
@@ -1391,6 +1435,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ended_by_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ended_by_display_or_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_last_wake_from_ledger, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_snapshot_reused_while_count_unchanged, setup,
+		                                teardown),
 		cmocka_unit_test_setup_teardown(test_earlier_timed_hold_rearms, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hook_event_is_no_livelock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_event_stream_backs_off, setup, teardown),
