@@ -70,7 +70,19 @@ class Results:
         if m:
             d = kv(m.group(2))
             d.setdefault('raw', [])
-            self.figs[f'{where}.{m.group(1)}'] = d
+            key = f'{where}.{m.group(1)}'
+            old = self.figs.get(key)
+            # A figure measured more than once in a run (the guest's CPU
+            # per cycle, interleaved with its peers): the run with the
+            # lowest CPU per cycle (the bare loop's) or median is kept,
+            # every run's is noted.
+            by = 'cpu_ms_per_cycle' if 'cpu_ms_per_cycle' in d else 'median'
+            if old and by in old and by in d:
+                runs = old.get('runs', [old[by]]) + [d[by]]
+                if d[by] >= old[by]:
+                    d = old
+                d['runs'] = runs
+            self.figs[key] = d
             return True
         m = RAW.search(line)
         if m:
@@ -338,6 +350,15 @@ def wakesrc_phase(res, args, wlbench):
             stop_daemon(d, log, tmp)
 
 
+def runs_note(f):
+    """'; runs A, B ms, the lowest kept' for a figure measured more than
+    once in the run (Results.feed), else ''."""
+    runs = f.get('runs')
+    if not runs or len(runs) < 2:
+        return ''
+    return '; runs ' + ', '.join(fmt(r) for r in runs) + ' ms, the lowest kept'
+
+
 def stop_daemon(d, log, tmp):
     """End a host phase: SIGTERM the daemon (killed after 10 s), close its
     log, remove its fake root."""
@@ -553,7 +574,9 @@ def guest_phase(res, args):
                 if m:
                     if m.group(1) == 'arm':
                         armed = m.group(2)
-                        cycles.setdefault(armed, [])
+                        # Armed again: a new run of the same loop, whose
+                        # first gap is not a cycle.
+                        cycles.setdefault(armed, []).append(None)
                     elif m.group(1) == 'disarm':
                         armed = None
                     continue
@@ -590,10 +613,11 @@ def guest_phase(res, args):
     if kinfo:
         c.release = str(kinfo.get('release'))
     for phase, ts in cycles.items():
-        if len(ts) < 3:
+        pairs = [(a, b) for a, b in zip(ts, ts[1:]) if a is not None and b is not None]
+        if len(pairs) < 2:
             continue
-        gaps = [(b - a) * 1e3 for a, b in zip(ts, ts[1:])]
-        rate = (len(ts) - 1) / (ts[-1] - ts[0])
+        gaps = [(b - a) * 1e3 for a, b in pairs]
+        rate = len(gaps) / (sum(gaps) / 1e3)
         s = sorted(gaps)
         res.figs[f'guest.cycle_{phase}'] = {
             'n': len(gaps), 'median': statistics.median(s),
@@ -1091,18 +1115,18 @@ def table(res):
     cpc = res.figs.get('guest.daemon_cpu')
     if cpc:
         add('daemon CPU (utime+stime) per suspend cycle', 'guest', cpc.get('median'), None, 'ms',
-            f'{int(cpc.get("cycles", 0))} cycles, {int(cpc.get("ticks", 0))} ticks')
+            f'{int(cpc.get("cycles", 0))} cycles, {int(cpc.get("ticks", 0))} ticks' + runs_note(cpc))
     c3 = res.figs.get('guest.daemon_cpu_300ws')
     if c3 and cpc:
         r = ratio(c3.get('median'), cpc.get('median'))
         add('daemon CPU per suspend cycle, 300 more wakeup sources', 'guest', c3.get('median'), None,
-            'ms', f'x{fmt(r)} of the same without them; {int(c3.get("cycles", 0))} cycles',
-            '<= x1.2', verdict(None if r is None else r <= 1.2))
+            'ms', f'x{fmt(r)} of the same without them; {int(c3.get("cycles", 0))} cycles'
+            + runs_note(c3), '<= x1.2', verdict(None if r is None else r <= 1.2))
     bc = res.figs.get('guest.bare_cycle')
     if bc and cpc:
         rb = ratio(cpc.get('median'), bc.get('cpu_ms_per_cycle'))
         add('bare loop CPU per suspend cycle', 'guest', bc.get('cpu_ms_per_cycle'), None, 'ms',
-            f'daemon / bare: x{fmt(rb)} (stime includes the kernel suspend path)',
+            f'daemon / bare: x{fmt(rb)} (stime includes the kernel suspend path)' + runs_note(bc),
             'daemon <= x1.2', verdict(None if rb is None else rb <= 1.2))
     # 4. reaction latency
     lat = res.figs.get('host.react_latency')
@@ -1273,7 +1297,7 @@ def main():
     ap.add_argument('--build', default=os.path.join(TOP, 'build/host'),
                     help='the meson build directory of the host binaries (default: build/host; '
                     'configured with -Dbench=true)')
-    ap.add_argument('--guest-timeout', type=float, default=720)
+    ap.add_argument('--guest-timeout', type=float, default=1800)
     ap.add_argument('--plan', default='bench', help='the guest plan (default: bench; a plan of '
                     'bench-energy alone is handy while working on the energy figures)')
     ap.add_argument('--variant', help='name of the guest kernel variant (default: the '
@@ -1282,6 +1306,9 @@ def main():
                     'of VARIANT, when --kernel is that variant\'s bzImage)')
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if not args.skip_guest and not (args.kernel and args.initrd):
+        ap.error('the guest phase needs --kernel and --initrd (make bench passes them), '
+                 'or --skip-guest')
     res = Results()
     load0 = os.getloadavg()
     res.cond['host'] = host_conditions()
