@@ -5,6 +5,8 @@
 #   scripts/kernel.sh pristine   # the same source, no patches (for comparisons)
 #   scripts/kernel.sh bench      # the patched tree with base.config alone: no
 #                                # KASAN, lockdep or KUnit (make bench's peers)
+#   scripts/kernel.sh systemd    # the patched tree with base, debug and
+#                                # systemd.config: the Debian guest's kernel
 #   scripts/kernel.sh --fragments VARIANT   # print the config fragments it uses
 #
 # Layout under $WL_CACHE (default ${XDG_CACHE_HOME:-~/.cache}/wakelockd):
@@ -16,29 +18,36 @@
 # fragments, this script) did not change, so a warm `make check` does no work.
 set -euo pipefail
 
-usage() { echo "usage: $0 [--fragments] patched|pristine|bench" >&2; exit 2; }
+usage() { echo "usage: $0 [--fragments] patched|pristine|bench|systemd" >&2; exit 2; }
 list_only=
 if [ "${1:-}" = --fragments ]; then list_only=1; shift; fi
 variant=${1:-patched}
-case $variant in patched|pristine|bench) ;; *) usage ;; esac
+case $variant in patched|pristine|bench|systemd) ;; *) usage ;; esac
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 
-# Config fragments merged onto tinyconfig.  patched takes every fragment,
-# pristine every one but policy.config (the presence devices: only patched
-# runs the policy plan, and a cold build of DRM twice costs minutes); their
-# hash decides whether a cached kernel is reused.  bench takes base.config
-# alone, so that the kernel peers make bench measures pay no debugging
-# instrumentation.
+# Config fragments merged onto tinyconfig.  patched takes every fragment but
+# systemd.config, pristine also not policy.config (the presence devices:
+# only patched runs the policy plan, and a cold build of DRM twice costs
+# minutes); their hash decides whether a cached kernel is reused.  bench
+# takes base.config alone, so that the kernel peers make bench measures pay
+# no debugging instrumentation.  systemd is the Debian guest's (the plan
+# "debian"): a disk, cgroups, seccomp, namespaces and BPF that the initramfs
+# plans do not need, with the same lockdep and KASAN as patched; a variant
+# of its own, so that the other plans' kernel stays as it was measured.
 case $variant in
 bench) fragments=("$top/kernel/config/base.config") ;;
-pristine)
+systemd) fragments=("$top/kernel/config/base.config" "$top/kernel/config/debug.config"
+	"$top/kernel/config/systemd.config") ;;
+*)
 	fragments=()
 	for f in "$top"/kernel/config/*.config; do
-		[ "$(basename "$f")" = policy.config ] || fragments+=("$f")
+		case $variant/$(basename "$f") in
+		*/systemd.config | pristine/policy.config) ;;
+		*) fragments+=("$f") ;;
+		esac
 	done ;;
-*) fragments=("$top"/kernel/config/*.config) ;;
 esac
 if [ -n "$list_only" ]; then
 	for f in "${fragments[@]}"; do echo "${f#"$top"/}"; done
