@@ -17,7 +17,7 @@ include examples.mk
 include bench.mk
 include packaging.mk
 
-.PHONY: all deps kernel kernel-pristine modules guest-image guest-image-logind check demo clean help
+.PHONY: all deps kernel kernel-pristine modules guest-image guest-image-logind guest-image-debian check demo clean help
 all: userspace
 
 help:
@@ -47,6 +47,17 @@ guest-image: deps
 guest-image-logind: guest-image
 	@$(MAKE) --no-print-directory userspace-logind
 	@scripts/initramfs.sh --logind build/guest/initramfs-$(VARIANT)-logind.cpio.gz build/modules/$(VARIANT)
+
+# A Debian 12 guest with systemd as PID 1 and our .deb installed by dpkg
+# (the plan "debian", docs/debian-guest.md): the systemd kernel variant, the
+# disk image in $(WL_CACHE) (debootstrap: needs root) and the tests disk.
+DEBIAN_IMAGE_DEBS := debootstrap e2fsprogs
+guest-image-debian:
+	@scripts/deps.sh $(KERNEL_DEBS) $(DEBIAN_IMAGE_DEBS)
+	@scripts/kernel.sh systemd
+	@$(MAKE) --no-print-directory deb userspace-guest
+	@scripts/debian-image.sh build/deb >/dev/null
+	@scripts/debian-tests.sh build/guest/debian-tests.img
 
 modules: guest-image
 

@@ -27,17 +27,31 @@ class GuestError(Exception):
 
 
 def qemu_command(kernel, initrd, append, sockdir, memory='512M', smp=2, accel='tcg',
-                 usb_modem=False):
+                 usb_modem=False, disk=None, tests_disk=None):
     """The QEMU command line: a PC with ACPI S3 and an RTC, three UARTs, QMP.
 
     usb_modem adds the PIIX3 UHCI controller and QEMU's usb-serial device (an
     FTDI FT232, the guest's ttyUSB0) on another Unix socket. Off by default:
     a USB bus is activity (hub polling, wakeup sources) the other tests do not
     need.
+
+    disk boots a root file system image (raw ext4) instead of an initramfs:
+    the guest's /dev/vda, root=/dev/vda. QEMU's snapshot=on puts a temporary
+    copy-on-write overlay in front of it, so a run never changes the image
+    (the next run, and a cached image, start pristine). tests_disk is a
+    second raw image, read-only, the guest's /dev/vdb (the tests).
     """
     usb = ['-usb', '-chardev', f'socket,id=usbmodem,path={sockdir}/usbmodem.sock,'
                                'server=on,wait=off',
            '-device', 'usb-serial,chardev=usbmodem'] if usb_modem else []
+    if (initrd is None) == (disk is None):
+        raise GuestError('boot either an initramfs or a disk image')
+    boot = ['-initrd', initrd] if initrd else [
+        '-drive', f'file={disk},format=raw,if=virtio,snapshot=on']
+    if tests_disk:
+        boot += ['-drive', f'file={tests_disk},format=raw,if=virtio,readonly=on']
+    if disk:
+        append = f'root=/dev/vda rw {append}'
     return [
         'qemu-system-x86_64', '-machine', f'pc,accel={accel}', '-m', memory,
         '-smp', str(smp), '-display', 'none', '-monitor', 'none', '-no-reboot',
@@ -46,14 +60,14 @@ def qemu_command(kernel, initrd, append, sockdir, memory='512M', smp=2, accel='t
         '-serial', f'unix:{sockdir}/modem.sock,server=on,wait=off',
         '-serial', f'unix:{sockdir}/ctl.sock,server=on,wait=off',
         '-qmp', f'unix:{sockdir}/qmp.sock,server=on,wait=off',
-        '-kernel', kernel, '-initrd', initrd,
+        '-kernel', kernel,
         # Under TCG a resume from S3 can make the guest's clock jump by tens
         # of seconds (seen: "hrtimer: interrupt took 2162089329 ns"), which
         # the RCU stall detector reports as a 26 s stall. A 5 min threshold
         # still catches a real hang within every run's timeout.
         '-append', f'console=ttyS0 no_console_suspend panic=-1 '
                    f'rcupdate.rcu_cpu_stall_timeout=300 {append}'.strip(),
-    ] + usb
+    ] + boot + usb
 
 
 def choose_accel(kernel, initrd, wanted, cache_dir):
@@ -73,6 +87,10 @@ def choose_accel(kernel, initrd, wanted, cache_dir):
             return f.read().strip()
     except OSError:
         pass
+    if initrd is None:
+        # The probe boots the probe plan's initramfs; without one (a disk
+        # boot) TCG, and nothing is remembered.
+        return 'tcg'
     verdict = 'tcg'
     try:
         g = Guest(kernel, initrd, 'wlplan=probe kunit.enable=0', accel='kvm')
@@ -99,10 +117,11 @@ class Guest:
     """A running guest. Call poll() in a loop; it returns console lines."""
 
     def __init__(self, kernel, initrd, append='', log_path=None, accel='tcg',
-                 memory='512M', usb_modem=False):
+                 memory='512M', usb_modem=False, disk=None, tests_disk=None):
         self.sockdir = tempfile.mkdtemp(prefix='wlguest-')
         cmd = qemu_command(kernel, initrd, append, self.sockdir, memory=memory,
-                           accel=accel, usb_modem=usb_modem)
+                           accel=accel, usb_modem=usb_modem, disk=disk,
+                           tests_disk=tests_disk)
         self.log = open(log_path, 'w') if log_path else None
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE,
