@@ -5,8 +5,9 @@
 #      (scripts/unit-security.sh), a DESTDIR install put to use
 #      (scripts/install-check.sh), the Debian packages built, linted and
 #      installed into a throw-away root (scripts/deb.sh)
-#   2. the patched and pristine guest kernels, test modules, initramfs, and
-#      checkpatch --strict on every patch of the series
+#   2. the patched and pristine guest kernels, test modules, initramfs, the
+#      Debian guest (systemd kernel, disk image), and checkpatch --strict on
+#      every patch of the series
 #   3. each guest run listed in tests/guest/suites, in QEMU
 # A stage that fails does not stop the others; the exit status is non-zero if
 # anything failed, and the last line is "N passed, N failed, N skipped": the
@@ -52,6 +53,10 @@ done
 [ -e "$results/no-patched" ] ||
 	stage image-logind - make --no-print-directory guest-image-logind VARIANT=patched ||
 	touch "$results/no-image-logind"
+# The Debian guest (systemd kernel variant, disk image with our .deb, tests
+# disk; suites: --disk=debian).
+stage image-debian - make --no-print-directory guest-image-debian ||
+	touch "$results/no-systemd"
 stage checkpatch "$results/checkpatch.counts" scripts/checkpatch-series.sh
 
 while read -r plan variant timeout extra; do
@@ -64,10 +69,22 @@ while read -r plan variant timeout extra; do
 	# Words starting with -- are runner options, the rest kernel arguments.
 	# KUnit runs at every boot of a kernel with the suite built in; only the
 	# runs that ask for it (--expect-kunit) keep it.
-	opts=() append='' image=''
+	opts=() append='' image='' disk=''
 	for w in ${extra:-}; do
-		case $w in --image=*) image=-${w#--image=} ;; --*) opts+=("$w") ;; *) append="$append $w" ;; esac
+		case $w in
+		--image=*) image=-${w#--image=} ;;
+		--disk=*) disk=${w#--disk=} ;;
+		--*) opts+=("$w") ;;
+		*) append="$append $w" ;;
+		esac
 	done
+	# What the guest boots: an initramfs of build/guest, or a disk image of
+	# the cache with its tests disk (--disk=NAME: make guest-image-NAME).
+	if [ -n "$disk" ]; then
+		boot=(--disk "$WL_CACHE/$disk.img" --tests-disk "build/guest/$disk-tests.img")
+	else
+		boot=(--initrd "build/guest/initramfs-$variant$image.cpio.gz")
+	fi
 	if [ -n "$image" ] && [ -e "$results/no-image$image" ]; then
 		echo "0 1 0" >"$results/guest-$plan.counts"
 		failures+=("guest-$plan (no image$image)")
@@ -76,7 +93,7 @@ while read -r plan variant timeout extra; do
 	case " ${opts[*]} " in *" --expect-kunit "*) ;; *) append="kunit.enable=0$append" ;; esac
 	stage "guest-$plan" "$results/guest-$plan.counts" python3 scripts/run-guest --plan "$plan" \
 		--kernel "$WL_CACHE/out/$variant/bzImage" \
-		--initrd "build/guest/initramfs-$variant$image.cpio.gz" \
+		"${boot[@]}" \
 		--timeout "$timeout" --append "$append" "${opts[@]}" \
 		--log "build/logs/guest-$plan.log" --counts "$results/guest-$plan.counts"
 done <tests/guest/suites
