@@ -96,6 +96,29 @@ check() {
 	else
 		bad "packaged daemon --check-config:"; sed 's/^/    /' "$root.log"
 	fi
+	# Removal: the prerm stops a running daemon (debhelper's own stop is
+	# gone with --no-start: debian/wakelockd.prerm), and a purge takes the
+	# group, in that root only (DPKG_ROOT), not this machine's.
+	local ctl host_group
+	ctl=$(mktemp -d)
+	dpkg-deb -e "$out"/wakelockd_*.deb "$ctl"
+	if grep -q 'stop wakelockd.service' "$ctl/prerm" 2>/dev/null; then
+		ok "the prerm stops wakelockd.service on removal"
+	else
+		bad "the package's prerm does not stop the service: $(cat "$ctl/prerm" 2>&1)"
+	fi
+	rm -rf "$ctl"
+	host_group=$(getent group wakelock || true)
+	if dpkg --root="$root" --force-script-chrootless --force-depends --force-not-root \
+		--log=/dev/null --purge wakelockd >"$root.log" 2>&1 &&
+		! grep -q '^wakelock:' "$root/etc/group"; then
+		ok "dpkg --purge removed the group from the root"
+	else
+		bad "after dpkg --purge: $(grep '^wakelock:' "$root/etc/group")"; sed 's/^/    /' "$root.log"
+	fi
+	[ "$(getent group wakelock || true)" = "$host_group" ] &&
+		ok "the purge left this machine's group database alone" ||
+		bad "the purge in a root changed this machine's group wakelock"
 	rm -f "$root.log"
 	echo "$passed $failed 0" >"$results/deb.counts"
 	echo "deb: $passed passed, $failed failed, 0 skipped"
