@@ -15,25 +15,41 @@ boot_release() { echo wltest-boot >/sys/power/wake_unlock || fail "cannot releas
 # (uid modem, groups modem, wakelock, dialout; no capabilities).
 as_modem() { setpriv --reuid=modem --regid=modem --init-groups -- "$@"; }
 
-# wait_active [SECONDS]: until wakelockd.service is active (default 20 s).
+# Deadlines in seconds of uptime: a full system under TCG and KASAN spawns
+# a process in tens of milliseconds or more, so loops count time, not turns.
+# deadline S: from now on, in_time is true for S seconds.
+deadline() { read -r _up _rest </proc/uptime; _until=$(( ${_up%.*} + $1 )); }
+in_time() { read -r _up _rest </proc/uptime; [ "${_up%.*}" -lt "$_until" ]; }
+
+# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds, or fail.
+wait_for() {
+	_s=$1 _what=$2; shift 2
+	deadline "$_s"
+	until "$@"; do
+		in_time || fail "$_what: not within $_s s"
+		sleep 0.2
+	done
+}
+
+is_active() { [ "$(prop ActiveState)" = active ]; }
+# wait_active [SECONDS]: until wakelockd.service is active (default 30 s).
 wait_active() {
-	_i=0
-	until [ "$(prop ActiveState)" = active ]; do
-		_i=$((_i + 1))
-		[ $_i -lt $((${1:-20} * 10)) ] || fail "wakelockd not active after ${1:-20} s: $(systemctl status --no-pager wakelockd 2>&1 | tail -20)"
-		sleep 0.1
+	deadline "${1:-30}"
+	until is_active; do
+		in_time || fail "wakelockd not active after ${1:-30} s: $(systemctl status --no-pager wakelockd 2>&1 | tail -20)"
+		sleep 0.2
 	done
 }
 
 # journal_mark: a cursor for journal_since (the journal's newest entry now).
 journal_mark() { journalctl --show-cursor -n 0 -q 2>/dev/null | sed -n 's/^-- cursor: //p'; }
-# journal_since CURSOR: wakelockd's journal lines after CURSOR (all of this
-# boot's without one).
+# journal_since CURSOR [PRIORITY]: wakelockd's journal lines after CURSOR
+# (all of this boot's without one), of PRIORITY only if given (info, warning...).
 journal_since() {
 	if [ -n "$1" ]; then
-		journalctl -u wakelockd.service -o cat --no-pager --after-cursor="$1"
+		journalctl -u wakelockd.service -o cat --no-pager --after-cursor="$1" ${2:+-p "$2..$2"}
 	else
-		journalctl -b -u wakelockd.service -o cat --no-pager
+		journalctl -b -u wakelockd.service -o cat --no-pager ${2:+-p "$2..$2"}
 	fi
 }
 
@@ -57,19 +73,39 @@ holder_start() {
 		wl-guest-hold "$1" >"$2" 2>&1 &
 	fi
 	holder=$!
-	_i=0
-	until grep -q held "$2"; do
-		_i=$((_i + 1)); [ $_i -lt 100 ] || fail "$1 never got its hold: $(cat "$2")"
-		sleep 0.1
-	done
+	wait_for 20 "$1 getting its hold ($(cat "$2"))" grep -q held "$2"
+}
+
+# pm_state: what tells why the guest does not suspend (for failures).
+pm_state() {
+	echo "suspend_stats: success $(suspend_stat success) fail $(suspend_stat fail)" \
+		"last failed step $(suspend_stat last_failed_step) errno $(suspend_stat last_failed_errno)"
+	echo "active wakeup sources:"
+	awk 'NR > 1 && $6 != 0 { print "  " $1 " active_since " $6 }' /sys/kernel/debug/wakeup_sources 2>/dev/null
+	wakelock list 2>&1 | head -n 10
+	wakelock status 2>&1 | head -n 20
+	journal_since "" | tail -n 15
 }
 
 # wait_suspends BASE [SECONDS]: until the kernel counted a suspend past BASE.
 wait_suspends() {
-	_i=0
+	deadline "${2:-60}"
 	until [ "$(suspend_stat success)" -gt "$1" ]; do
-		_i=$((_i + 1))
-		[ $_i -lt $((${2:-30} * 10)) ] || fail "no suspend within ${2:-30} s: $(journal_since "" | tail -15)"
-		sleep 0.1
+		in_time || fail "no suspend within ${2:-60} s: $(pm_state)"
+		sleep 0.2
 	done
+}
+
+# suspend_once BASE: let the guest suspend (drop the harness's wakelock)
+# with ttyS1 open for wakeup (modem_open 5000: the bytes hold the guest
+# awake 5 s, time for this shell to take its wakelock back); the host
+# writes WAKE into ttyS1 once the kernel enters suspend-to-idle
+# (pm_trace_on).  Returns with the wakelock held again and WAKE read.
+suspend_once() {
+	host when suspend-to-idle modem-write WAKE
+	boot_release
+	wait_suspends "$1"
+	boot_hold
+	_got=$(timeout 5 head -c 4 <&3)
+	expect_eq "wake bytes read on ttyS1" "$_got" WAKE
 }

@@ -8,12 +8,9 @@ restarts=$(prop NRestarts)
 mark=$(journal_mark)
 out=$(timeout 30 systemctl reload wakelockd 2>&1) || fail "systemctl reload wakelockd: $out"
 info "ok: systemctl reload wakelockd succeeded"
-_i=0
-until journal_since "$mark" | grep -q '^configuration reloaded'; do
-	_i=$((_i + 1)); [ $_i -lt 50 ] || fail "no 'configuration reloaded' in the journal: $(journal_since "$mark")"
-	sleep 0.1
-done
-info "journal: $(journal_since "$mark" | grep '^configuration reloaded')"
+reloaded() { journal_since "$mark" info | grep -q '^configuration reloaded'; }
+wait_for 20 "'configuration reloaded' at priority info in the journal" reloaded
+info "journal: $(journal_since "$mark" | grep 'configuration reloaded')"
 expect_eq "MainPID after the reload" "$(prop MainPID)" "$pid"
 expect_eq "NRestarts after the reload" "$(prop NRestarts)" "$restarts"
 expect_eq "ActiveState after the reload" "$(prop ActiveState)" active

@@ -33,10 +33,18 @@ echo "$st" | sed 's/^/  | /'
 bad=$(echo "$st" | grep -iE 'error|fail|warn|denied|not permitted') &&
 	fail "systemctl status shows: $bad"
 info "ok: systemctl status shows no error"
-log=$(journal_since "")
-echo "$log" | grep -q '^running: state freeze' ||
-	fail "no start-up line (running: state freeze ...) in the journal: $log"
-info "ok: the journal has the daemon's start-up: $(echo "$log" | grep '^running:')"
+# The start-up line, as the daemon's own message at priority info: the
+# journal adds name, pid and time, and takes the priority from the line.
+log=$(journal_since "" info)
+echo "$log" | grep -qx 'running: state freeze, socket /run/wakelockd/wakelockd.sock' ||
+	fail "no start-up line 'running: state freeze, socket ...' at priority info in the journal: $(journal_since "" | tail -n 8)"
+info "ok: the journal has the daemon's start-up at priority info: $(echo "$log" | grep '^running:')"
+if w=$(journal_since "" warning; journal_since "" err); [ -n "$w" ]; then
+	fail "warnings or errors in the daemon's journal since boot: $w"
+fi
+info "ok: no warning or error from the daemon since boot"
+systemd-analyze time 2>&1 | head -n 2
+systemd-analyze blame --no-pager 2>&1 | head -n 8
 
 sec=$(systemd-analyze security --no-pager wakelockd.service 2>&1)
 score=$(echo "$sec" | sed -n 's/.*Overall exposure level for wakelockd.service: \([0-9.]*\).*/\1/p')
