@@ -66,14 +66,26 @@ sandbox_denials() {
 
 # holder_start NAME OUT [as_modem]: wl-guest-hold NAME in the background
 # (pid in $holder) until it reports its hold taken.
+# The subshells exec, so that $holder is wl-guest-hold's own pid (a
+# backgrounded shell function would leave it a child of a subshell, which
+# kill would end alone, the hold still held).
 holder_start() {
 	if [ "${3:-}" = as_modem ]; then
-		as_modem wl-guest-hold "$1" >"$2" 2>&1 &
+		(exec setpriv --reuid=modem --regid=modem --init-groups -- wl-guest-hold "$1" >"$2" 2>&1) &
 	else
-		wl-guest-hold "$1" >"$2" 2>&1 &
+		(exec wl-guest-hold "$1" >"$2" 2>&1) &
 	fi
 	holder=$!
 	wait_for 20 "$1 getting its hold ($(cat "$2"))" grep -q held "$2"
+}
+
+# holder_stop NAME: end the holder started last, until the daemon no
+# longer lists NAME.
+holder_stop() {
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	holder=
+	wait_for 10 "the daemon dropping $1" sh -c "! wakelock list 2>/dev/null | grep -q '^$1 '"
 }
 
 # pm_state: what tells why the guest does not suspend (for failures).

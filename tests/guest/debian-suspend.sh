@@ -22,7 +22,7 @@ expect_eq "suspends while the group member holds" $(( $(suspend_stat success) - 
 boot_hold
 
 # The member lets go: the daemon suspends at once, ttyS1's bytes wake it.
-kill $holder; holder=
+holder_stop member-hold
 released=$(uptime_ms)
 suspend_once "$base"
 info "ok: suspended and resumed ($(( $(suspend_stat success) - base )) suspend(s))"
