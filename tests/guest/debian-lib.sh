@@ -76,7 +76,7 @@ holder_start() {
 		(exec wl-guest-hold "$1" >"$2" 2>&1) &
 	fi
 	holder=$!
-	wait_for 20 "$1 getting its hold ($(cat "$2"))" grep -q held "$2"
+	wait_for 20 "$1 getting its hold" grep -q held "$2"
 }
 
 # holder_stop NAME: end the holder started last, until the daemon no
