@@ -1,4 +1,4 @@
-# Serial-port wakeup, series v3 (issue 29, item 3): a sender cannot keep the
+# Serial-port wakeup, series v3 (the bound on unread data): a sender cannot keep the
 # system awake through a line discipline that takes its data while nobody
 # reads it. ttyS1 (enabled for wakeup, wakeup_hold_ms 0) is in canonical mode
 # with a reader blocked in read() for a line that never comes: the host first
