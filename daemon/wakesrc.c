@@ -41,18 +41,26 @@ static int read_u64(struct power_backend *be, const char *rel, uint64_t *v)
 	return r < 0 ? r : parse_u64(buf, v);
 }
 
-/* The same from a descriptor kept open (power.h open_attr), read from
- * offset 0 again. */
-static int pread_u64(int fd, uint64_t *v)
+/* A descriptor kept open (power.h open_attr), read again from offset 0
+ * into buf as a string, its newline cut: the length, or -errno. */
+static int pread_str(int fd, char *buf, size_t len)
 {
-	char buf[32];
-	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	ssize_t n = pread(fd, buf, len - 1, 0);
 
 	if (n < 0)
 		return -errno;
 	buf[n] = 0;
 	buf[strcspn(buf, "\n")] = 0;
-	return parse_u64(buf, v);
+	return (int)strlen(buf);
+}
+
+/* The same as a decimal number filling the file. */
+static int pread_u64(int fd, uint64_t *v)
+{
+	char buf[32];
+	int r = pread_str(fd, buf, sizeof(buf));
+
+	return r < 0 ? r : parse_u64(buf, v);
 }
 
 struct ids {
@@ -290,7 +298,7 @@ static void globals_close(void)
 /* Global file i into buf (a string, newline cut): its length, or -errno. */
 static int read_global(struct power_backend *be, unsigned i, char *buf, size_t len)
 {
-	ssize_t n;
+	int r;
 
 	if (globals.be != be) {
 		globals_close();
@@ -305,19 +313,12 @@ static int read_global(struct power_backend *be, unsigned i, char *buf, size_t l
 			return fd;               /* absent: asked again next time */
 		globals.fd[i] = fd;
 	}
-	n = pread(globals.fd[i], buf, len - 1, 0);
-	if (n < 0) {
-		int e = errno;
-
-		if (e != ENODATA) {              /* gone or broken: opened again */
-			close(globals.fd[i]);
-			globals.fd[i] = -1;
-		}
-		return -e;
+	r = pread_str(globals.fd[i], buf, len);
+	if (r < 0 && r != -ENODATA) {            /* gone or broken: opened again */
+		close(globals.fd[i]);
+		globals.fd[i] = -1;
 	}
-	buf[n] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-	return (int)strlen(buf);
+	return r;
 }
 
 static int read_global_u64(struct power_backend *be, unsigned i, uint64_t *v)

@@ -4,21 +4,12 @@
 # the plan bench-cycles alone (bench/run.py --plan bench-cycles), which
 # sets that up first.  The host wakes each suspend through ttyS1 while a
 # phase is armed (BENCHCTL, as in bench-guest.sh).
-. /tests/lib.sh
-ctl() { echo "BENCHCTL $*" >/dev/console; }
-msg() { echo "BENCHMSG $*"; }
-quick=$(sed -n 's/.*wlbenchquick=\([0-9]*\).*/\1/p' /proc/cmdline)
+. /tests/bench-lib.sh
 if [ -n "$quick" ]; then cycle_s=6; else cycle_s=40; fi
 printf '[access]\nmax_clients_per_uid = 1024\n' >/tmp/bench.conf
 
 if [ -z "$WLBENCH_INSIDE" ]; then
-	# The kernel the figures are measured on, as it shows itself: lockdep has
-	# /proc/lockdep, KASAN says so at boot.  bench/run.py prints it next to
-	# every guest figure and judges no ratio against a kernel peer on a debug
-	# kernel.
-	lockdep=0; [ -e /proc/lockdep ] && lockdep=1
-	kasan=0; dmesg | grep -q 'KernelAddressSanitizer initialized' && kasan=1
-	echo "BENCHKERNEL release=$(uname -r) lockdep=$lockdep kasan=$kasan"
+	bench_kernel_line
 	modem_open
 	echo bench-keep >/sys/power/wake_lock
 fi

@@ -12,10 +12,7 @@
 #   ELEDGER TAG RECORD                       `wakelock wakes --json` after TAG, a record a line
 # Workloads: one (1 client), ten (10 aligned clients), calls (10 aligned
 # clients + random incoming calls, answered by modem-client).
-. /tests/lib.sh
-ctl() { echo "BENCHCTL $*" >/dev/console; }
-msg() { echo "BENCHMSG $*"; }
-quick=$(sed -n 's/.*wlbenchquick=\([0-9]*\).*/\1/p' /proc/cmdline)
+. /tests/bench-lib.sh
 # PERIOD WINDOW SPREAD WORK FIRST: client i of N is first due
 # FIRST + i*SPREAD/(N-1) ms after the start, then every PERIOD, WINDOW late
 # at most; SPREAD < WINDOW: all windows share [FIRST+SPREAD, FIRST+WINDOW].

@@ -4,21 +4,13 @@
 # the host writes one byte into ttyS1 each time the kernel prints
 # "PM: suspend-to-idle" (the wake source of both suspend loops).
 # The energy figures follow (tests/guest/bench-energy.sh).
-. /tests/lib.sh
-ctl() { echo "BENCHCTL $*" >/dev/console; }
-msg() { echo "BENCHMSG $*"; }
-quick=$(sed -n 's/.*wlbenchquick=\([0-9]*\).*/\1/p' /proc/cmdline)
+. /tests/bench-lib.sh
 if [ -n "$quick" ]; then hold_s=0.5; scale_s=0.3; rounds=300; idle_s=3
 else hold_s=1; scale_s=0.5; rounds=2000; idle_s=10; fi
 export WLBENCH_MAXRAW=500
 
-# The kernel the figures are measured on, as it shows itself: lockdep has
-# /proc/lockdep, KASAN says so at boot.  bench/run.py prints it next to
-# every guest figure and judges no ratio against a kernel peer on a debug
-# kernel.
-lockdep=0; [ -e /proc/lockdep ] && lockdep=1
-kasan=0; dmesg | grep -q 'KernelAddressSanitizer initialized' && kasan=1
-echo "BENCHKERNEL release=$(uname -r) lockdep=$lockdep kasan=$kasan"
+# The kernel the figures are measured on (bench-lib.sh).
+bench_kernel_line
 
 modem_open
 # A kernel wake lock keeps the daemon's wakeup_count read blocked while the
