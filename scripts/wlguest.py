@@ -27,7 +27,7 @@ class GuestError(Exception):
 
 
 def qemu_command(kernel, initrd, append, sockdir, memory='512M', smp=2, accel='tcg',
-                 usb_modem=False, disk=None, tests_disk=None):
+                 usb_modem=False, disk=None, tests_disk=None, overlay=None, scratch_disk=None):
     """The QEMU command line: a PC with ACPI S3 and an RTC, three UARTs, QMP.
 
     usb_modem adds the PIIX3 UHCI controller and QEMU's usb-serial device (an
@@ -40,16 +40,31 @@ def qemu_command(kernel, initrd, append, sockdir, memory='512M', smp=2, accel='t
     copy-on-write overlay in front of it, so a run never changes the image
     (the next run, and a cached image, start pristine). tests_disk is a
     second raw image, read-only, the guest's /dev/vdb (the tests).
+
+    overlay (with disk) is a qcow2 file on top of disk that the guest boots
+    instead of snapshot=on's: it outlives this QEMU, so that the next boot
+    of a run finds the root as the last one left it (a hibernated guest
+    must resume on the very file system it hibernated). scratch_disk is a
+    raw image the guest may write, its next disk (/dev/vdc after the tests).
+    Both belong to the run (RunDisks), never to the cache.
     """
     usb = ['-usb', '-chardev', f'socket,id=usbmodem,path={sockdir}/usbmodem.sock,'
                                'server=on,wait=off',
            '-device', 'usb-serial,chardev=usbmodem'] if usb_modem else []
     if (initrd is None) == (disk is None):
         raise GuestError('boot either an initramfs or a disk image')
-    boot = ['-initrd', initrd] if initrd else [
-        '-drive', f'file={disk},format=raw,if=virtio,snapshot=on']
+    if overlay and not disk:
+        raise GuestError('an overlay needs the disk it lies on')
+    if initrd:
+        boot = ['-initrd', initrd]
+    elif overlay:
+        boot = ['-drive', f'file={overlay},format=qcow2,if=virtio']
+    else:
+        boot = ['-drive', f'file={disk},format=raw,if=virtio,snapshot=on']
     if tests_disk:
         boot += ['-drive', f'file={tests_disk},format=raw,if=virtio,readonly=on']
+    if scratch_disk:
+        boot += ['-drive', f'file={scratch_disk},format=raw,if=virtio']
     if disk:
         append = f'root=/dev/vda rw {append}'
     return [
@@ -113,16 +128,58 @@ def choose_accel(kernel, initrd, wanted, cache_dir):
     return verdict
 
 
+class RunDisks:
+    """The disks of one run that must last across its boots, and no longer.
+
+    overlay: a qcow2 file on top of the cached image (qemu-img create -b),
+    so the image itself is never written; scratch: a blank raw file of
+    scratch_size bytes (sparse), e.g. the guest's swap. Both live in a
+    directory of their own under parent; close() removes it.
+    """
+
+    def __init__(self, disk, parent, persist=False, scratch_size=0):
+        self.dir = tempfile.mkdtemp(prefix='wlrun-disks-', dir=parent)
+        self.overlay = self.scratch = None
+        try:
+            if persist:
+                self.overlay = os.path.join(self.dir, 'root.qcow2')
+                r = subprocess.run(['qemu-img', 'create', '-q', '-f', 'qcow2', '-b',
+                                    os.path.abspath(disk), '-F', 'raw', self.overlay],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                if r.returncode:
+                    raise GuestError(f'qemu-img create: {r.stdout.decode(errors="replace")}')
+            if scratch_size:
+                self.scratch = os.path.join(self.dir, 'scratch.img')
+                with open(self.scratch, 'wb') as f:
+                    f.truncate(scratch_size)
+        except (GuestError, OSError):
+            self.close()
+            raise
+
+    def close(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def parse_size(text):
+    """'1G', '512M', '4096' (bytes) -> bytes."""
+    m = re.fullmatch(r'(\d+)([KMG]?)', text.strip().upper())
+    if not m or not int(m.group(1)):
+        raise ValueError(f'not a size: {text!r} (N, NK, NM or NG)')
+    return int(m.group(1)) << {'': 0, 'K': 10, 'M': 20, 'G': 30}[m.group(2)]
+
+
 class Guest:
     """A running guest. Call poll() in a loop; it returns console lines."""
 
     def __init__(self, kernel, initrd, append='', log_path=None, accel='tcg',
-                 memory='512M', usb_modem=False, disk=None, tests_disk=None):
+                 memory='512M', usb_modem=False, disk=None, tests_disk=None,
+                 overlay=None, scratch_disk=None, log_append=False):
         self.sockdir = tempfile.mkdtemp(prefix='wlguest-')
         cmd = qemu_command(kernel, initrd, append, self.sockdir, memory=memory,
                            accel=accel, usb_modem=usb_modem, disk=disk,
-                           tests_disk=tests_disk)
-        self.log = open(log_path, 'w') if log_path else None
+                           tests_disk=tests_disk, overlay=overlay,
+                           scratch_disk=scratch_disk)
+        self.log = open(log_path, 'a' if log_append else 'w') if log_path else None
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL,
                                      stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
@@ -250,12 +307,14 @@ class HostActions:
     Commands are documented in tests/guest/lib.sh and docs/harness.md.
     """
 
-    def __init__(self, guest):
+    def __init__(self, guest, boots=1):
         self.guest = guest
         self.pending = []    # [(predicate, action)] checked on every tick
         self.expired = []    # "when" requests whose pattern never showed
         self.cancelled = set()  # ids of "every" requests to stop
         self.poweroff_expected = None  # "expect-poweroff NAME": the test's name
+        self.boots_left = boots - 1     # boot-again requests still allowed
+        self.boot_again = None          # monotonic time of an accepted one
 
     def request(self, line):
         m = REQUEST.search(line)
@@ -306,6 +365,13 @@ class HostActions:
             # The test's last act powers the guest off (a critical battery's
             # action): QEMU exiting then is the test passing (run-guest).
             self.poweroff_expected = args[0]
+        elif cmd == 'boot-again':
+            # The guest is about to power off mid-plan (hibernation): boot
+            # the same disks again and keep reading (run-guest --boots).
+            if self.boots_left <= 0:
+                raise ValueError('no boot left for boot-again (run-guest --boots N)')
+            self.boots_left -= 1
+            self.boot_again = time.monotonic()
         elif cmd == 'cancel':
             self.cancelled.add(args[0])
         elif cmd == 'modem-write':

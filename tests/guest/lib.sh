@@ -17,6 +17,9 @@
 #                                    (waits at most MS ms); the ack carries them
 #   host expect-poweroff NAME        the guest's power-off from now on is test
 #                                    NAME passing (it must be its plan's last)
+#   host boot-again                  the guest powers off next (hibernation):
+#                                    boot the same disks again and read on
+#                                    (run-guest --boots N; refused beyond N)
 # The answer's payload, if any, is left in $HOST_REPLY.
 
 _host_seq=0

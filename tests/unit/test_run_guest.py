@@ -2,12 +2,15 @@
 
 Run: python3 -m unittest discover -s tests/unit -p 'test_*.py'
 """
+import contextlib
 import importlib.machinery
+import io
 import importlib.util
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -239,6 +242,107 @@ class RunPlanTest(unittest.TestCase):
         self.assertIn('Bail out! measurement broken failed: exit 1', out)
         self.assertFalse(ok)
         self.assertEqual(v.totals(ok), (1, 1, 0))
+
+
+class FakeGuest:
+    """Stands in for wlguest.Guest in run-guest's main(): each QEMU start
+    prints the next boot's console lines, then exits."""
+    boots = []        # per start: the console lines of that boot
+    started = []      # per start: the keyword arguments it got
+
+    def __init__(self, kernel, initrd, append='', **kw):
+        FakeGuest.started.append(kw)
+        self.lines = list(FakeGuest.boots[len(FakeGuest.started) - 1])
+        self.acks = []
+
+    def poll(self, timeout):
+        if not self.lines:
+            return None
+        return [self.lines.pop(0)]
+
+    def control_write(self, text):
+        self.acks.append(text)
+
+    def close(self):
+        pass
+
+
+class FakeDisks:
+    made = []
+
+    def __init__(self, disk, parent, persist=False, scratch_size=0):
+        self.overlay = os.path.join(parent, 'root.qcow2') if persist else None
+        self.scratch = os.path.join(parent, 'scratch.img') if scratch_size else None
+        self.closed = False
+        FakeDisks.made.append(self)
+
+    def close(self):
+        self.closed = True
+
+
+class BootAgainTest(unittest.TestCase):
+    """run-guest --boots: the guest powers off after "host boot-again", the
+    same disks boot again and the plan is read on as one run."""
+    FIRST = ['TAP version 13', '1..2', 'ok 1 - before', '@@HOST 1 boot-again',
+             'PM: hibernation: hibernation entry']
+    RESUMED = ['PM: Image loading done', '# resumed', 'ok 2 - hibernate', '# WLTEST END']
+
+    def run_main(self, boots, argv):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d)
+        FakeGuest.boots, FakeGuest.started, FakeDisks.made = boots, [], []
+        saved = run_guest.Guest, run_guest.RunDisks, sys.argv
+        self.addCleanup(lambda: setattr(run_guest, 'Guest', saved[0]))
+        self.addCleanup(lambda: setattr(run_guest, 'RunDisks', saved[1]))
+        self.addCleanup(lambda: setattr(sys, 'argv', saved[2]))
+        run_guest.Guest, run_guest.RunDisks = FakeGuest, FakeDisks
+        counts = os.path.join(d, 'counts')
+        sys.argv = ['run-guest', '--kernel', 'bz', '--disk', 'd.img', '--plan', 'h',
+                    '--log', os.path.join(d, 'h.log'), '--counts', counts, '--timeout', '30'] + argv
+        with contextlib.redirect_stdout(io.StringIO()) as out, \
+                contextlib.redirect_stderr(io.StringIO()) as err:
+            rc = run_guest.main()
+        with open(counts) as f:
+            return rc, f.read().split(), out.getvalue() + err.getvalue()
+
+    def test_resumed_plan_is_one_run(self):
+        rc, counts, out = self.run_main([self.FIRST, self.RESUMED],
+                                        ['--boots', '2', '--scratch-disk', '1M'])
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(counts, ['2', '0', '0'])
+        self.assertEqual(len(FakeGuest.started), 2)
+        disks = FakeDisks.made[0]
+        # Both boots on the same persistent overlay and scratch disk, the
+        # second appending to the console log; removed at the end.
+        for kw in FakeGuest.started:
+            self.assertEqual(kw['overlay'], disks.overlay)
+            self.assertEqual(kw['scratch_disk'], disks.scratch)
+        self.assertIsNotNone(disks.overlay)
+        self.assertEqual([kw['log_append'] for kw in FakeGuest.started], [False, True])
+        self.assertTrue(disks.closed)
+        self.assertIn('boot 2 of 2 on the same disks', out)
+
+    def test_fresh_plan_after_boot_again_fails(self):
+        fresh = ['TAP version 13', '1..2', 'ok 1 - before', 'ok 2 - hibernate', '# WLTEST END']
+        rc, counts, out = self.run_main([self.FIRST, fresh], ['--boots', '2'])
+        self.assertEqual(rc, 1)
+        self.assertIn('did not resume', out)
+        self.assertEqual(counts[1], '1')
+        self.assertTrue(FakeDisks.made[0].closed)
+
+    def test_without_boots_the_request_is_refused_and_poweroff_ends_the_run(self):
+        rc, counts, out = self.run_main([self.FIRST, self.RESUMED], [])
+        self.assertEqual(rc, 1)
+        self.assertEqual(len(FakeGuest.started), 1)
+        self.assertEqual(FakeDisks.made, [])
+        self.assertIn('never printed "# WLTEST END"', out)
+
+    def test_boots_need_a_disk(self):
+        saved = sys.argv
+        self.addCleanup(lambda: setattr(sys, 'argv', saved))
+        sys.argv = ['run-guest', '--kernel', 'bz', '--initrd', 'i.gz', '--plan', 'h', '--boots', '2']
+        with contextlib.redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            run_guest.main()
 
 
 if __name__ == '__main__':
