@@ -9,6 +9,7 @@ import importlib.util
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -292,6 +293,7 @@ class BootAgainTest(unittest.TestCase):
         self.addCleanup(shutil.rmtree, d)
         FakeGuest.boots, FakeGuest.started, FakeDisks.made = boots, [], []
         saved = run_guest.Guest, run_guest.RunDisks, sys.argv
+        self.addCleanup(signal.signal, signal.SIGTERM, signal.getsignal(signal.SIGTERM))
         self.addCleanup(lambda: setattr(run_guest, 'Guest', saved[0]))
         self.addCleanup(lambda: setattr(run_guest, 'RunDisks', saved[1]))
         self.addCleanup(lambda: setattr(sys, 'argv', saved[2]))
