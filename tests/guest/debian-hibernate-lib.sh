@@ -1,0 +1,93 @@
+# Helpers of the plan "debian-hibernate" (sourced after lib.sh and
+# debian-lib.sh): the packaged daemon told to hibernate, its ledger read.
+
+# The drop-in a user writes with `systemctl edit wakelockd` to make the
+# daemon hibernate (docs/debian-guest.md): the command line overrides
+# /etc/wakelockd.conf, which stays the packaged conffile.  min-awake-ms:
+# after a resume the daemon stays awake 20 s before it looks for holds
+# again; without it, nothing holding, it would hibernate again at once,
+# before this shell, thawed with everything else, could take the harness's
+# wakelock back.
+DROPIN=/etc/systemd/system/wakelockd.service.d/hibernate.conf
+
+# state_disk_on: the drop-in in place and the daemon running with it.
+state_disk_on() {
+	if ! [ -f "$DROPIN" ]; then
+		mkdir -p "${DROPIN%/*}"
+		cat >"$DROPIN" <<-EOF
+		[Service]
+		ExecStart=
+		ExecStart=/usr/sbin/wakelockd --foreground --state disk --min-awake-ms 20000
+		EOF
+		systemctl daemon-reload || fail "systemctl daemon-reload"
+		systemctl restart wakelockd || fail "systemctl restart wakelockd: $(systemctl status --no-pager wakelockd 2>&1 | tail -n 10)"
+	fi
+	wait_active
+	_pid=$(prop MainPID)
+	case $(tr '\0' ' ' </proc/"$_pid"/cmdline) in
+	*"--state disk "*) ;;
+	*) fail "the daemon does not run with --state disk: $(tr '\0' ' ' </proc/"$_pid"/cmdline)" ;;
+	esac
+}
+
+# mark: a journal entry of this test's own and its cursor, for since.
+# Not journal_mark with --after-cursor: journalctl 252 with a match (-u,
+# -p, -k) then skips the first matching entry after the cursor whenever
+# the cursor's entry does not match (seen: 4 of 5 warnings counted).
+# --cursor= (from that entry on) from an entry no match takes is exact.
+mark() {
+	_tag="wltest mark $$ $(uptime_ms)"
+	echo "$_tag" | systemd-cat -t wltest-mark || fail "systemd-cat"
+	deadline 30
+	until [ "$(journalctl -t wltest-mark -n 1 -o cat --no-pager)" = "$_tag" ]; do
+		in_time || fail "the journal never got the mark '$_tag'"
+		sleep 0.2
+	done
+	journalctl -t wltest-mark -n 1 -o cat --no-pager --show-cursor | sed -n 's/^-- cursor: //p'
+}
+
+# since CURSOR [PRIORITY]: wakelockd's journal lines after the mark
+# CURSOR, of PRIORITY only if given; since CURSOR -k: the kernel's.
+since() {
+	if [ "${2:-}" = -k ]; then
+		journalctl -k -o cat --no-pager --cursor="$1"
+	else
+		journalctl -u wakelockd.service -o cat --no-pager --cursor="$1" ${2:+-p "$2..$2"}
+	fi
+}
+
+# records_since MS: the ledger's records (one JSON object a line) whose
+# attempt started at or after MS ms of CLOCK_BOOTTIME (uptime_ms).
+records_since() {
+	wakelock wakes --json | tr -d '\n' | sed -e 's/^\[//' -e 's/\]$//' -e 's/},{"seq"/}\n{"seq"/g' |
+		awk -v t="$1" 'match($0, /"start_boottime_ms":[0-9]+/) &&
+			substr($0, RSTART + 20, RLENGTH - 20) + 0 >= t'
+}
+
+# field NAME: the numeric field NAME of the JSON record on stdin.
+field() { sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+
+# allow_resume_device DEV: the second drop-in hibernation needs under the
+# packaged unit.  The kernel opens the swap device to write the image in
+# the context of the process that wrote "disk" to /sys/power/state, the
+# daemon, and DevicePolicy=closed (a cgroup device program) refuses it
+# that block device: the write fails with EPERM.  Restarts the daemon.
+allow_resume_device() {
+	cat >"${DROPIN%/*}/resume-device.conf" <<-EOF
+	[Service]
+	DeviceAllow=$1 rw
+	EOF
+	systemctl daemon-reload || fail "systemctl daemon-reload"
+	systemctl restart wakelockd || fail "systemctl restart wakelockd"
+	wait_active
+}
+
+# daemon_state: the power loop's state (wakelock status: grace,
+# waiting-for-holds, suspending ...).
+daemon_state() { wakelock status --json | sed -n 's/.*"abi":"[0-9.]*","state":"\([a-z-]*\)".*/\1/p'; }
+# daemon_waits: true while the loop waits for the system to be free (a
+# kernel wakeup source active, or holds), not backing off or suspending.
+daemon_waits() {
+	case $(daemon_state) in reading-wakeup-count | waiting-for-holds) return 0 ;; esac
+	return 1
+}
