@@ -28,9 +28,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/scripts/lib.sh"
 
 # Config fragments merged onto tinyconfig.  patched takes every fragment but
-# systemd.config, pristine also not policy.config (the presence devices:
-# only patched runs the policy plan, and a cold build of DRM twice costs
-# minutes); their hash decides whether a cached kernel is reused.  bench
+# systemd.config, pristine also not policy.config and phone.config (the
+# presence devices and the ring line's GPIO key: only patched runs the
+# policy and ring plans, and a cold build of DRM twice costs minutes);
+# their hash decides whether a cached kernel is reused.  bench
 # takes base.config alone, so that the kernel peers make bench measures pay
 # no debugging instrumentation.  systemd is the Debian guest's (the plan
 # "debian"): a disk, cgroups, seccomp, namespaces and BPF that the initramfs
@@ -44,7 +45,7 @@ systemd) fragments=("$top/kernel/config/base.config" "$top/kernel/config/debug.c
 	fragments=()
 	for f in "$top"/kernel/config/*.config; do
 		case $variant/$(basename "$f") in
-		*/systemd.config | pristine/policy.config) ;;
+		*/systemd.config | pristine/policy.config | pristine/phone.config) ;;
 		*) fragments+=("$f") ;;
 		esac
 	done ;;
