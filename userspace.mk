@@ -52,7 +52,7 @@ man: meson-host
 
 # The guest's programs, static, where scripts/initramfs.sh takes them.
 US_GUEST_PROGS := daemon/wakelockd cli/wakelock tests/guest/wl-guest-hold tests/guest/wl-guest-alarm \
-	tests/guest/serial-epoll-gap tests/guest/wakeup-count-errors tests/guest/wl-dpms tests/guest/wl-uinput tests/guest/wl-tiocsti examples/modem-client examples/example-resume examples/naive-client examples/naive-suspend \
+	tests/guest/serial-epoll-gap tests/guest/wakeup-count-errors tests/guest/wl-dpms tests/guest/wl-uinput tests/guest/wl-tiocsti tests/guest/wl-ring examples/modem-client examples/example-resume examples/naive-client examples/naive-suspend \
 	bench/wlbench bench/wl-energy
 userspace-guest: meson-static
 	@mkdir -p build/guest/bin

@@ -1,0 +1,52 @@
+# Calls while the power manager suspends: wakelockd loops on
+# suspend-to-idle (appliance policy: nothing but holds keeps the guest
+# awake), the host wakes the guest through the modem (ttyS1) every 500 ms,
+# and wl-ring rings CALLS times at random moments of the guest's awake
+# time, so that many edges come while the daemon is about to suspend.  The
+# call program (wl-ring's reader) polls the key with EPOLLWAKEUP and works
+# 200 ms on every key it reads.  Every edge's key must be read with no
+# suspend between the edge and the read or during the work (wl-ring
+# judges; docs/gpio-ring.md), most edges must be judged, the guest must
+# have slept between calls, and gpio-keys' source must have counted every
+# edge.  The edge-to-read latencies are printed (TCG, 2 vCPUs).
+. /tests/ring-lib.sh
+CALLS=${RING_CALLS:-12}
+SEED=${RING_SEED:-1}
+hold() { echo ring-calls >/sys/power/wake_lock; }
+unhold() { echo ring-calls >/sys/power/wake_unlock; }
+wake_id=
+trap 'kill $daemon 2>/dev/null; [ -z "$wake_id" ] || host cancel $wake_id; rmmod wlring 2>/dev/null' EXIT
+ring_chip
+ring_load
+ws=$(keys_ws)
+[ -n "$ws" ] || fail "no wakeup source named gpio-keys"
+e0=$(cat $ws/event_count)
+modem_open 0
+hold
+start_daemon --state freeze --policy appliance --min-awake-ms 0 --start-grace-ms 0 \
+	--stats-file /run/wakelockd/stats.json --log-level info
+host every 500 modem-write W
+wake_id=$_host_seq
+s0=$(suspend_stat success)
+unhold
+wl-ring calls "$evdev" "$pull" $CALLS 200 400 $SEED >/tmp/calls.out 2>&1
+rc=$?
+hold
+host cancel $wake_id
+wake_id=
+kill -TERM $daemon
+wait $daemon
+expect_eq "daemon exit status after SIGTERM" $? 0
+unhold
+trap - EXIT
+sed 's/^/  /' /tmp/calls.out
+[ $rc -eq 0 ] || fail "wl-ring calls: $(grep -E 'FAIL|summary' /tmp/calls.out | head -5)"
+summary=$(grep '^summary' /tmp/calls.out)
+judged=$(echo "$summary" | sed -n 's/.* \([0-9]*\) judged.*/\1/p')
+[ "$judged" -ge $CALLS ] || fail "only $judged of $((2 * CALLS)) edges judged: $summary"
+info "ok: $judged of $((2 * CALLS)) edges judged, none stranded"
+slept=$(( $(suspend_stat success) - s0 ))
+[ $slept -ge $CALLS ] || fail "the guest suspended only $slept times in $CALLS calls"
+info "ok: $slept suspends during $CALLS calls"
+expect_eq "gpio-keys event_count (one per edge)" $(( $(cat $ws/event_count) - e0 )) $((2 * CALLS))
+ring_unload
