@@ -34,6 +34,10 @@ rc=$?
 hold
 host cancel $wake_id
 wake_id=
+# Shown, not judged: attempts that a ring aborted have the cause
+# "source gpio-keys" in the ledger, when a ring came during one at all.
+info "the daemon's wakes by cause:"
+wakelock wakes --summary 2>&1 | sed 's/^/  /'
 kill -TERM $daemon
 wait $daemon
 expect_eq "daemon exit status after SIGTERM" $? 0
