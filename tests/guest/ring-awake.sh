@@ -1,8 +1,8 @@
 # A ring while the system is awake is a wakeup event: gpio-keys holds the
 # device's wakeup source from the edge's interrupt until it has reported
 # the key, so each edge (ring, then its end) moves the source's counts and
-# the global wakeup_count, and the key reaches a reader polling evdev with
-# EPOLLWAKEUP.  Controls: the same edges with power/wakeup disabled, and
+# the global wakeup_count, and the key reaches a reader polling evdev
+# (without EPOLLWAKEUP, whose own source would move the count too).  Controls: the same edges with power/wakeup disabled, and
 # with the key described without "wakeup-source", still deliver the key
 # but move no count.
 . /tests/ring-lib.sh
@@ -12,7 +12,7 @@ ring_chip
 # ring_twice WHAT: ring and stop ringing 200 ms apart; the reader must get
 # both edges as KEY_PHONE (169) down and up.
 ring_twice() {
-	start_reader 2 5000
+	start_reader 2 5000 plain
 	ring_edge pull-down
 	sleep 0.2
 	ring_edge pull-up
@@ -37,7 +37,8 @@ expect_eq "global wakeup_count, power/wakeup disabled" $(( $(wakeup_count) - n1 
 ring_unload
 
 ring_load wakeup=0
-expect_eq "gpio-keys power/wakeup without wakeup-source" "$(cat $keys/power/wakeup)" ""
+[ -z "$(cat $keys/power/wakeup 2>/dev/null)" ] ||
+	fail "gpio-keys is enabled for wakeup without wakeup-source"
 [ -z "$(keys_ws)" ] || fail "gpio-keys has a wakeup source without wakeup-source"
 n2=$(wakeup_count)
 ring_twice "no wakeup-source"

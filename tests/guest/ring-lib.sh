@@ -57,10 +57,11 @@ keys_ws() {
 # ring_edge LEVEL: pull-down (the modem rings) or pull-up (it stops).
 ring_edge() { echo "$1" >"$pull" || fail "cannot write $1 into $pull"; }
 
-# start_reader N TIMEOUT_MS: wl-ring reads N key events from $evdev under
-# EPOLLWAKEUP (output in /tmp/reader.out, pid in $reader).
+# start_reader N TIMEOUT_MS [plain]: wl-ring reads N key events from
+# $evdev under EPOLLWAKEUP, or without it with "plain" (output in
+# /tmp/reader.out, pid in $reader).
 start_reader() {
-	wl-ring read "$evdev" "$1" "$2" >/tmp/reader.out 2>&1 &
+	wl-ring read "$evdev" "$1" "$2" $3 >/tmp/reader.out 2>&1 &
 	reader=$!
 	_i=0
 	until grep -q '^ready' /tmp/reader.out; do

@@ -8,8 +8,10 @@
  * (here: work WORK_MS) before the system may sleep.  Needs CAP_BLOCK_SUSPEND
  * (root in the guest), without which the kernel drops EPOLLWAKEUP.
  *
- *   wl-ring read EVDEV N TIMEOUT_MS
- *	print the next N key events as "key CODE VALUE", exit 1 on a timeout
+ *   wl-ring read EVDEV N TIMEOUT_MS [plain]
+ *	print the next N key events as "key CODE VALUE", exit 1 on a timeout;
+ *	"plain" polls without EPOLLWAKEUP, for tests that count wakeup
+ *	events (the epoll item's own source would add its own)
  *   wl-ring calls EVDEV PULL CALLS WORK_MS MAX_GAP_MS SEED
  *	ring CALLS times at random moments (0..MAX_GAP_MS of awake time
  *	apart) by writing "pull-down", then WORK_MS + 100 ms later (after
@@ -32,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/input.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
@@ -76,10 +79,10 @@ static long successes(void)
 	return atol(buf);
 }
 
-/* The evdev node, polled level-triggered with EPOLLWAKEUP. */
-static int open_key(const char *path, int *epfd)
+/* The evdev node, polled level-triggered, with EPOLLWAKEUP if wake. */
+static int open_key(const char *path, int *epfd, int wake)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLWAKEUP };
+	struct epoll_event ev = { .events = EPOLLIN | (wake ? EPOLLWAKEUP : 0) };
 	int clk = CLOCK_BOOTTIME;
 	int fd;
 
@@ -115,10 +118,10 @@ static int read_keys(int fd, int epfd, int timeout_ms, struct input_event *keys,
 	return n;
 }
 
-static int cmd_read(const char *path, int want, int timeout_ms)
+static int cmd_read(const char *path, int want, int timeout_ms, int wake)
 {
 	struct input_event keys[16];
-	int epfd, fd = open_key(path, &epfd);
+	int epfd, fd = open_key(path, &epfd, wake);
 	long long end = now_us() + timeout_ms * 1000LL;
 	int got = 0, n, i;
 
@@ -195,7 +198,7 @@ static int cmd_calls(const char *path, const char *pull, int calls, int work_ms,
 
 	if (edges > MAX_EDGES)
 		edges = MAX_EDGES, calls = MAX_EDGES / 2;
-	fd = open_key(path, &epfd);
+	fd = open_key(path, &epfd, 1);
 	if (pipe(p) < 0)
 		die("pipe");
 	child = fork();
@@ -220,7 +223,12 @@ static int cmd_calls(const char *path, const char *pull, int calls, int work_ms,
 		edge[i].s1 = successes();
 	}
 	for (i = 0; i < edges; i++) {
-		ssize_t r = read(p[0], &key[i], sizeof(key[i]));
+		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+		ssize_t r = -1;
+
+		/* 30 s of awake time: a key that never comes is a failure. */
+		if (poll(&pfd, 1, 30000) == 1)
+			r = read(p[0], &key[i], sizeof(key[i]));
 		if (r != sizeof(key[i])) {
 			printf("FAIL: the reader got %d key events of %d\n", i, edges);
 			kill(child, SIGKILL);
@@ -267,12 +275,13 @@ static int cmd_calls(const char *path, const char *pull, int calls, int work_ms,
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc == 5 && !strcmp(argv[1], "read"))
-		return cmd_read(argv[2], atoi(argv[3]), atoi(argv[4]));
+	if ((argc == 5 || (argc == 6 && !strcmp(argv[5], "plain"))) &&
+	    !strcmp(argv[1], "read"))
+		return cmd_read(argv[2], atoi(argv[3]), atoi(argv[4]), argc == 5);
 	if (argc == 8 && !strcmp(argv[1], "calls"))
 		return cmd_calls(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]),
 				 atoi(argv[6]), (unsigned int)atoi(argv[7]));
-	fprintf(stderr, "usage: wl-ring read EVDEV N TIMEOUT_MS\n"
+	fprintf(stderr, "usage: wl-ring read EVDEV N TIMEOUT_MS [plain]\n"
 		"       wl-ring calls EVDEV PULL CALLS WORK_MS MAX_GAP_MS SEED\n");
 	return 2;
 }
