@@ -38,9 +38,15 @@ ring_load() {
 	done
 	evdev=
 	for _e in $keys/input/input*/event*; do
-		[ -e "$_e" ] && evdev=/dev/${_e##*/}
+		[ -e "$_e" ] && evdev=/dev/input/${_e##*/}
 	done
-	[ -c "$evdev" ] || fail "no evdev node for gpio-keys (CONFIG_INPUT_EVDEV)"
+	[ -n "$evdev" ] || fail "no evdev device under gpio-keys (CONFIG_INPUT_EVDEV)"
+	# devtmpfs makes the node a moment later, from its own thread.
+	_i=0
+	until [ -c "$evdev" ]; do
+		_i=$((_i + 1)); [ $_i -lt 50 ] || fail "no $evdev in /dev"
+		sleep 0.1
+	done
 	[ "$(cat $keys/input/input*/name)" = wlring ] || fail "the gpio-keys input device is not wlring's"
 }
 
@@ -61,17 +67,21 @@ ring_edge() { echo "$1" >"$pull" || fail "cannot write $1 into $pull"; }
 # $evdev under EPOLLWAKEUP, or without it with "plain" (output in
 # /tmp/reader.out, pid in $reader).
 start_reader() {
+	# Not the last reader's "ready": the new one truncates the file only
+	# once it runs.
+	rm -f /tmp/reader.out
 	wl-ring read "$evdev" "$1" "$2" $3 >/tmp/reader.out 2>&1 &
 	reader=$!
 	_i=0
-	until grep -q '^ready' /tmp/reader.out; do
+	until grep -q '^ready' /tmp/reader.out 2>/dev/null; do
 		_i=$((_i + 1)); [ $_i -lt 50 ] || fail "wl-ring did not start: $(cat /tmp/reader.out)"
 		sleep 0.1
 	done
 }
 
-# wait_reader WHAT: the reader's exit status must be 0; prints its keys.
+# wait_reader WHAT: the reader's exit status must be 0; sets $got to
+# its keys on one line.
 wait_reader() {
 	wait $reader || fail "$1: $(cat /tmp/reader.out)"
-	grep '^key' /tmp/reader.out | tr '\n' ' '
+	got=$(grep '^key' /tmp/reader.out | tr '\n' ' ')
 }
