@@ -71,7 +71,9 @@ info "ok: $slept suspends during $CALLS calls"
 expect_eq "gpio-keys event_count (one per edge)" $(( $(cat $ws/event_count) - e0 )) $((2 * (CALLS + CONTROL)))
 info "control, no EPOLLWAKEUP:"
 sed 's/^/  /' /tmp/calls-plain.out
-[ $rc_plain -eq 1 ] && grep -q 'FAIL suspended to idle' /tmp/calls-plain.out ||
+# A suspend in the work is seen as such, or, when it came while the line
+# was low, as the key events it added.
+[ $rc_plain -eq 1 ] && grep -q 'FAIL suspended to idle\|FAIL: key events that no edge made' /tmp/calls-plain.out ||
 	fail "control: without EPOLLWAKEUP the judge saw no suspend in the reader's work (exit $rc_plain)"
-info "ok: control: without EPOLLWAKEUP $(grep -c 'FAIL suspended to idle' /tmp/calls-plain.out) of $((2 * CONTROL)) edges were suspended on"
+info "ok: control: without EPOLLWAKEUP the judge saw suspends: $(grep -c 'FAIL suspended to idle' /tmp/calls-plain.out) of $((2 * CONTROL)) edges suspended on, $(grep -c 'FAIL: key events that no edge made' /tmp/calls-plain.out) run with key events no edge made"
 ring_unload
