@@ -51,6 +51,9 @@ struct power_backend {
 	 * the start (one system call instead of open, read and close), and
 	 * fails with ENODEV once its object is gone.  NULL: read_attr. */
 	int (*open_attr)(struct power_backend *be, const char *rel);
+	/* Optional: like read_attr, but the whole file, newlines kept (a
+	 * list, one entry per line); used where open_attr is NULL. */
+	int (*read_lines)(struct power_backend *be, const char *rel, char *buf, size_t len);
 };
 
 struct power_clock {

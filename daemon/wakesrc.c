@@ -91,10 +91,15 @@ static struct src_cache {
 	pthread_mutex_t m;
 	const struct power_backend *be;      /* whose listing it is */
 	unsigned n;
-	uint64_t ino[WAKESRC_MAX];
+	uint64_t ino[WAKESRC_MAX];           /* 0: unknown, the next listing reads it */
 	int fd[WAKESRC_MAX];                 /* its event_count open, -1: none */
 	struct ws_source src[WAKESRC_MAX];   /* sorted by id */
-} cache = { .m = PTHREAD_MUTEX_INITIALIZER };
+	/* The kernel's list of the sources counted since the last write of
+	 * wakeup_count (take_counted): */
+	int synced;                          /* a listing filled the cache, all of it */
+	unsigned since_listing;              /* snapshots taken from the list since */
+	int counted_fd;                      /* COUNTED_REL open, -1: not */
+} cache = { .m = PTHREAD_MUTEX_INITIALIZER, .counted_fd = -1 };
 
 /* "wakeupN" only: the class's own naming (anything else is skipped). */
 static int collect_id(void *arg, const char *entry, uint64_t ino)
@@ -159,7 +164,8 @@ static int cached(const struct src_cache *c, unsigned *k, uint32_t id, uint64_t 
 }
 
 /* The cache becomes what this snapshot read (sorted by id, as s is):
- * what it no longer holds is closed. */
+ * what it no longer holds is closed.  A source kept with inode 0 (its
+ * name could not be read) is read whole by the next listing. */
 static void cache_sources(struct src_cache *c, const struct ws_snapshot *s, const uint64_t *ino,
                           int *fd)
 {
@@ -168,11 +174,6 @@ static void cache_sources(struct src_cache *c, const struct ws_snapshot *s, cons
 			close(c->fd[i]);         /* not taken over: gone or re-created */
 	c->n = 0;
 	for (unsigned i = 0; i < s->nsrc; i++) {
-		if (!ino[i]) {
-			if (fd[i] >= 0)
-				close(fd[i]);
-			continue;
-		}
 		c->ino[c->n] = ino[i];
 		c->fd[c->n] = fd[i];
 		c->src[c->n++] = s->src[i];
@@ -180,8 +181,12 @@ static void cache_sources(struct src_cache *c, const struct ws_snapshot *s, cons
 }
 
 /* A source's event_count: through *fd if open (kept open for the next
- * time where the backend can), else by name.  0 or -errno. */
-static int read_events(struct power_backend *be, uint32_t id, int *fd, uint64_t *v)
+ * time where the backend can), else by name.  0 or -errno.  *reopened
+ * (if not NULL) is set when a kept descriptor failed and the name was
+ * opened again: on sysfs, the source it was open on is gone, and one
+ * found under the same name is another. */
+static int read_events(struct power_backend *be, uint32_t id, int *fd, uint64_t *v,
+                       int *reopened)
 {
 	char rel[96];
 	int f, r;
@@ -191,6 +196,8 @@ static int read_events(struct power_backend *be, uint32_t id, int *fd, uint64_t 
 			return 0;
 		close(*fd);                      /* gone (ENODEV), or garbled */
 		*fd = -1;
+		if (reopened)
+			*reopened = 1;
 	}
 	snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/event_count", id);
 	if (!be->open_attr)
@@ -214,7 +221,7 @@ static int read_source(struct power_backend *be, struct ws_source *src,
 {
 	char rel[96];
 
-	if (read_events(be, src->id, fd, &src->events) < 0)
+	if (read_events(be, src->id, fd, &src->events, NULL) < 0)
 		return -1;
 	if (prev && prev->events == src->events) {
 		src->wakeups = prev->wakeups;
@@ -266,7 +273,180 @@ static void take_sources(struct power_backend *be, struct ws_snapshot *s, const 
 		ino[s->nsrc++] = named ? ids->ino[i] : 0;
 	}
 	cache_sources(&cache, s, ino, fd);
+	if (cache.be != be && cache.counted_fd >= 0) {
+		close(cache.counted_fd);         /* another backend's */
+		cache.counted_fd = -1;
+	}
 	cache.be = be;
+}
+
+/*
+ * /sys/power/wakeup_count_sources (kernel/patches/pm, 0004): the wakeupN
+ * of every source active or deactivated since the last successful write
+ * of wakeup_count.  Every event since that write moved one of them, so a
+ * snapshot taken after the count was read, as the power loop takes its
+ * own (wakesrc.h), needs to read only those: the others are as the last
+ * snapshot left them.  A full listing is still taken every COUNTED_RELIST
+ * snapshots, so that sources removed since are forgotten (the list names
+ * only sources that exist) and their descriptors closed.
+ */
+#define COUNTED_REL "/sys/power/wakeup_count_sources"
+#define COUNTED_RELIST 64u
+
+/* The list into buf, newlines kept: its length, or -errno (-EOVERFLOW:
+ * more than a page, the kernel's or ours).  The file is kept open where
+ * the backend can; a kernel without it costs a failed open each time. */
+static int read_counted(struct power_backend *be, char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (be->open_attr) {
+		if (cache.counted_fd < 0) {
+			int fd = be->open_attr(be, COUNTED_REL);
+
+			if (fd < 0)
+				return fd;
+			cache.counted_fd = fd;
+		}
+		n = pread(cache.counted_fd, buf, len - 1, 0);
+		if (n < 0) {
+			n = -errno;
+			if (n != -EOVERFLOW) {           /* gone or broken: opened again */
+				close(cache.counted_fd);
+				cache.counted_fd = -1;
+			}
+			return (int)n;
+		}
+		buf[n] = 0;
+	} else if (be->read_lines) {
+		n = be->read_lines(be, COUNTED_REL, buf, len);
+		if (n < 0)
+			return (int)n;
+	} else {
+		return -ENOENT;
+	}
+	return (size_t)n + 1 >= len ? -EOVERFLOW : (int)n;
+}
+
+/* The list's ids, sorted: 0, -EBADMSG for a line that is not "wakeupN",
+ * -ENOSPC for more than WAKESRC_MAX. */
+static int parse_counted(char *buf, struct ids *ids)
+{
+	ids->n = 0;
+	ids->truncated = 0;
+	for (char *line = buf, *end; *line; line = end + 1) {
+		unsigned had = ids->n;
+
+		end = strchr(line, '\n');
+		if (!end)
+			return -EBADMSG;         /* the kernel ends every line */
+		*end = 0;
+		collect_id(ids, line, 0);
+		if (ids->truncated)
+			return -ENOSPC;
+		if (ids->n == had)
+			return -EBADMSG;
+	}
+	sort_ids(ids);
+	return 0;
+}
+
+/* The index of source id in the cache, or where it would go (*at). */
+static int cache_find(uint32_t id, unsigned *at)
+{
+	unsigned lo = 0, hi = cache.n;
+
+	while (lo < hi) {
+		unsigned mid = lo + (hi - lo) / 2;
+
+		if (cache.src[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return lo < cache.n && cache.src[lo].id == id ? (int)lo : -1;
+}
+
+static void cache_remove(unsigned k)
+{
+	if (cache.fd[k] >= 0)
+		close(cache.fd[k]);
+	cache.n--;
+	memmove(&cache.src[k], &cache.src[k + 1], (cache.n - k) * sizeof(cache.src[0]));
+	memmove(&cache.ino[k], &cache.ino[k + 1], (cache.n - k) * sizeof(cache.ino[0]));
+	memmove(&cache.fd[k], &cache.fd[k + 1], (cache.n - k) * sizeof(cache.fd[0]));
+}
+
+/* Source id, listed, read into the cache: again if known there, as new
+ * if not.  0, or -ENOSPC if the cache is full. */
+static int refresh_source(struct power_backend *be, uint32_t id)
+{
+	unsigned at;
+	int k = cache_find(id, &at), named, reopened = 0;
+	struct ws_source *src;
+
+	if (k >= 0) {
+		uint64_t events = cache.src[k].events;
+		/* Without a kept descriptor, a source re-created under the same
+		 * number cannot be told from the old one: all of it is read. */
+		int fresh = cache.fd[k] < 0;
+		char rel[96];
+
+		src = &cache.src[k];
+		if (read_events(be, id, &cache.fd[k], &src->events, &reopened) < 0) {
+			cache_remove((unsigned)k);   /* gone */
+			return 0;
+		}
+		if (!fresh && !reopened) {
+			/* wakeup_count moves only with event_count (read_source). */
+			snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/wakeup_count", id);
+			if (src->events != events && read_u64(be, rel, &src->wakeups) < 0)
+				src->wakeups = 0;
+			return 0;
+		}
+		cache_remove((unsigned)k);
+	}
+	if (cache.n >= WAKESRC_MAX)
+		return -ENOSPC;
+	src = &cache.src[at];
+	memmove(src + 1, src, (cache.n - at) * sizeof(*src));
+	memmove(&cache.ino[at + 1], &cache.ino[at], (cache.n - at) * sizeof(cache.ino[0]));
+	memmove(&cache.fd[at + 1], &cache.fd[at], (cache.n - at) * sizeof(cache.fd[0]));
+	cache.n++;
+	src->id = id;
+	cache.ino[at] = 0;                   /* the next listing reads its name again */
+	cache.fd[at] = -1;
+	if (read_source(be, src, NULL, &cache.fd[at], &named) < 0)
+		cache_remove(at);
+	return 0;
+}
+
+/* The sources into s from the kernel's list (cache lock held): 0, or
+ * -errno if a full listing must be taken instead. */
+static int take_counted(struct power_backend *be, struct ws_snapshot *s)
+{
+	static char buf[8192];
+	static struct ids ids;
+	int r;
+
+	if (cache.be != be || !cache.synced || cache.since_listing + 1 >= COUNTED_RELIST)
+		return -ESTALE;
+	r = read_counted(be, buf, sizeof(buf));
+	if (r >= 0)
+		r = parse_counted(buf, &ids);
+	for (unsigned i = 0; r == 0 && i < ids.n; i++)
+		if (!i || ids.id[i] != ids.id[i - 1])
+			r = refresh_source(be, ids.id[i]);
+	if (r < 0) {
+		cache.synced = 0;                /* half refreshed: list them all */
+		return r;
+	}
+	cache.since_listing++;
+	s->flags |= WS_SOURCES;
+	s->nsrc = cache.n;
+	memcpy(s->src, cache.src, cache.n * sizeof(s->src[0]));
+	return 0;
 }
 
 /*
@@ -337,6 +517,10 @@ void wakesrc_forget(void)
 			close(cache.fd[i]);
 	cache.n = 0;
 	cache.be = NULL;
+	cache.synced = 0;
+	if (cache.counted_fd >= 0)
+		close(cache.counted_fd);
+	cache.counted_fd = -1;
 	globals_close();
 	pthread_mutex_unlock(&cache.m);
 }
@@ -385,14 +569,21 @@ void wakesrc_take(struct power_backend *be, struct ws_snapshot *s)
 	s->nsrc = 0;
 	wakesrc_take_globals(be, s);
 
+	pthread_mutex_lock(&cache.m);
+	if (take_counted(be, s) == 0)
+		goto out;
+	cache.synced = 0;
 	ids.n = 0;
 	ids.truncated = 0;
 	if (!be->list_dir || be->list_dir(be, WAKEUP_DIR, collect_id, &ids) < 0)
-		return;
+		goto out;
 	s->flags |= WS_SOURCES | (ids.truncated ? WS_TRUNCATED : 0);
 	sort_ids(&ids);
-	pthread_mutex_lock(&cache.m);
 	take_sources(be, s, &ids);
+	/* With more than WAKESRC_MAX, a listed source may be one not kept. */
+	cache.synced = !ids.truncated;
+	cache.since_listing = 0;
+out:
 	pthread_mutex_unlock(&cache.m);
 }
 

@@ -44,7 +44,14 @@ struct ws_snapshot {
 };
 
 /* Read the files into s (its stamps untouched).  Never fails: what could
- * not be read is flagged as absent. */
+ * not be read is flagged as absent.  Where the kernel lists the sources
+ * counted since the last write of wakeup_count
+ * (/sys/power/wakeup_count_sources), only those are read again, which is
+ * exact as long as the caller takes a snapshot after reading the count
+ * it writes back, or writes back a count that did not move since its
+ * last snapshot (the power loop does one or the other): events before a
+ * successful write are not listed after it.  A full listing is taken
+ * every 64 snapshots and whenever the list cannot be used. */
 void wakesrc_take(struct power_backend *be, struct ws_snapshot *s);
 /* Only the files of /sys/power into s (irq, suspend_stats), its sources
  * and their flags left as they are: a snapshot whose sources are known

@@ -153,13 +153,14 @@ static struct fake_file *file_find(struct fake_power *fp, const char *rel)
 	return NULL;
 }
 
-static int fp_read_attr(struct power_backend *be, const char *rel, char *buf, size_t len)
+/* rel into buf, cut at its first newline if cut is set. */
+static int read_file(struct fake_power *fp, const char *rel, char *buf, size_t len, int cut)
 {
-	struct fake_power *fp = (struct fake_power *)be;
 	struct fake_file *f;
 	int r;
 
 	pthread_mutex_lock(&fp->m);
+	fp->reads++;
 	f = file_find(fp, rel);
 	if (!f) {
 		r = -ENOENT;
@@ -167,11 +168,22 @@ static int fp_read_attr(struct power_backend *be, const char *rel, char *buf, si
 		r = -f->err;
 	} else {
 		snprintf(buf, len, "%s", f->data);
-		buf[strcspn(buf, "\n")] = 0;
+		if (cut)
+			buf[strcspn(buf, "\n")] = 0;
 		r = (int)strlen(buf);
 	}
 	pthread_mutex_unlock(&fp->m);
 	return r;
+}
+
+static int fp_read_attr(struct power_backend *be, const char *rel, char *buf, size_t len)
+{
+	return read_file((struct fake_power *)be, rel, buf, len, 1);
+}
+
+static int fp_read_lines(struct power_backend *be, const char *rel, char *buf, size_t len)
+{
+	return read_file((struct fake_power *)be, rel, buf, len, 0);
 }
 
 /* Entries of rel: the distinct first components of the paths under it
@@ -288,6 +300,7 @@ void fake_power_init(struct fake_power *fp, struct fake_clock *clk)
 	fp->pub.interrupt = fp_interrupt;
 	fp->pub.poweroff = fp_poweroff;
 	fp->pub.read_attr = fp_read_attr;
+	fp->pub.read_lines = fp_read_lines;
 	fp->pub.list_dir = fp_list_dir;
 }
 

@@ -55,11 +55,12 @@ struct fake_power {
 	 * the root and its contents, or an error its read returns. */
 	struct fake_file {
 		char path[80];
-		char data[64];
+		char data[128];
 		int err;               /* > 0: reading fails with -err */
 	} files[FAKE_FILES];
 	int nfiles;
 	int lists;             /* list_dir calls (a snapshot's sources read) */
+	int reads;             /* read_attr and read_lines calls */
 };
 
 void fake_clock_init(struct fake_clock *fc);

@@ -682,6 +682,176 @@ static void test_names_read_once(void **st)
 	free(s);
 }
 
+#define COUNTED "/sys/power/wakeup_count_sources"
+
+static const struct ws_source *src_of(const struct ws_snapshot *s, uint32_t id)
+{
+	for (unsigned i = 0; i < s->nsrc; i++)
+		if (s->src[i].id == id)
+			return &s->src[i];
+	return NULL;
+}
+
+/*
+ * With the kernel's list of the sources counted since the last write of
+ * wakeup_count, a snapshot reads only those: a listed source is read
+ * again, a new one is added with its name, one gone is dropped, and a
+ * source that moved but is not listed keeps what the last snapshot read
+ * (the kernel would list it: the test moves it to see that it is not
+ * read).  A list that cannot be used (garbled, a line cut, too long,
+ * absent) takes the full listing, and so does every 64th snapshot.
+ */
+static void test_counted_sources(void **st)
+{
+	struct fx *f = *st;
+	const struct ws_source *x;
+
+	wakesrc_forget();
+	full_kernel(f);
+	wakesrc_take(&f->fp.pub, &f->snap);
+	assert_int_equal(f->fp.lists, 1);        /* the first snapshot lists them */
+	fake_file_set(&f->fp, COUNTED, "");
+	wakesrc_take(&f->fp.pub, &f->snap);
+	assert_int_equal(f->fp.lists, 1);
+	assert_int_equal(f->snap.nsrc, 3);
+	assert_true(f->snap.flags & WS_SOURCES);
+
+	source(f, 1, "ttyS1", 6, 1);
+	source(f, 2, "idle", 9, 0);              /* moved, not listed */
+	fake_file_set(&f->fp, COUNTED, "wakeup1\n");
+	wakesrc_take(&f->fp.pub, &f->snap);
+	assert_int_equal(f->fp.lists, 1);
+	assert_int_equal(f->snap.nsrc, 3);
+	x = src_of(&f->snap, 1);
+	assert_non_null(x);
+	assert_int_equal(x->events, 6);
+	assert_int_equal(x->wakeups, 1);
+	assert_int_equal(src_of(&f->snap, 2)->events, 7);
+	assert_int_equal(src_of(&f->snap, 0)->events, 10);
+
+	/* Newest first, as the kernel lists them: a new source, and one
+	 * listed twice. */
+	source(f, 9, "new", 1, 0);
+	fake_file_set(&f->fp, COUNTED, "wakeup9\nwakeup1\nwakeup9\n");
+	wakesrc_take(&f->fp.pub, &f->snap);
+	assert_int_equal(f->fp.lists, 1);
+	assert_int_equal(f->snap.nsrc, 4);
+	assert_int_equal(f->snap.src[3].id, 9);
+	assert_string_equal(f->snap.src[3].name, "new");
+	assert_int_equal(f->snap.src[3].events, 1);
+
+	/* Listed and gone. */
+	fake_file_set(&f->fp, "/sys/class/wakeup/wakeup1/name", NULL);
+	fake_file_set(&f->fp, "/sys/class/wakeup/wakeup1/event_count", NULL);
+	fake_file_set(&f->fp, "/sys/class/wakeup/wakeup1/wakeup_count", NULL);
+	fake_file_set(&f->fp, COUNTED, "wakeup1\n");
+	wakesrc_take(&f->fp.pub, &f->snap);
+	assert_int_equal(f->fp.lists, 1);
+	assert_int_equal(f->snap.nsrc, 3);
+	assert_null(src_of(&f->snap, 1));
+
+	/* Lists that cannot be used: the full listing, which reads idle. */
+	fake_file_set(&f->fp, COUNTED, "wakeupX\n");
+	wakesrc_take(&f->fp.pub, &f->snap);
+	assert_int_equal(f->fp.lists, 2);
+	assert_int_equal(src_of(&f->snap, 2)->events, 9);
+	fake_file_set(&f->fp, COUNTED, "wakeup0\nwakeup2");
+	wakesrc_take(&f->fp.pub, &f->snap);
+	assert_int_equal(f->fp.lists, 3);
+	fake_file_fail(&f->fp, COUNTED, EOVERFLOW);
+	wakesrc_take(&f->fp.pub, &f->snap);
+	assert_int_equal(f->fp.lists, 4);
+	fake_file_set(&f->fp, COUNTED, NULL);
+	wakesrc_take(&f->fp.pub, &f->snap);
+	assert_int_equal(f->fp.lists, 5);
+	assert_int_equal(f->snap.nsrc, 3);
+
+	/* From the list again, 63 times; the 64th snapshot lists. */
+	fake_file_set(&f->fp, COUNTED, "");
+	for (int i = 0; i < 63; i++) {
+		wakesrc_take(&f->fp.pub, &f->snap);
+		assert_int_equal(f->fp.lists, 5);
+	}
+	wakesrc_take(&f->fp.pub, &f->snap);
+	assert_int_equal(f->fp.lists, 6);
+	assert_int_equal(f->snap.nsrc, 3);
+	wakesrc_forget();
+}
+
+/* An attempt's cause from the list: the source the kernel names, and
+ * not one that moved without being listed. */
+static void test_counted_cause(void **st)
+{
+	struct fx *f = *st;
+	struct wl_ledger_record r;
+
+	wakesrc_forget();
+	full_kernel(f);
+	fake_file_set(&f->fp, COUNTED, "");
+	wakesrc_take(&f->fp.pub, &f->snap);      /* the listing the list starts from */
+	during(f, "/sys/class/wakeup/wakeup1/event_count", "6");
+	during(f, COUNTED, "wakeup1\n");
+	assert_int_equal(attempt(f, NULL), 0);
+	assert_int_equal(f->fp.lists, 1);
+	r = last_rec(f);
+	assert_true(r.cause & WL_LC_SOURCES);
+	assert_int_equal(r.nsources, 1);
+	assert_string_equal(r.sources[0], "ttyS1");
+	wakesrc_forget();
+}
+
+/* The sysfs backend keeps the list open, and a listed source's
+ * event_count: a kept descriptor that no longer reads a number (sysfs
+ * answers ENODEV once the source is gone) means the source is read again
+ * whole by name, as the new source it is. */
+static void test_counted_sysfs(void **st)
+{
+	char dir[] = "/tmp/wl-ledger-XXXXXX", err[256], cmd[700];
+	struct power_backend *be;
+	struct ws_snapshot *s = calloc(1, sizeof(*s));
+
+	(void)st;
+	wakesrc_forget();
+	assert_non_null(mkdtemp(dir));
+	put_file(dir, "/sys/power/wakeup_count", "5\n");
+	put_file(dir, "/sys/power/state", "freeze mem\n");
+	put_file(dir, "/sys/power/wakeup_count_sources", "");
+	put_file(dir, "/sys/class/wakeup/wakeup4/name", "serial8250\n");
+	put_file(dir, "/sys/class/wakeup/wakeup4/event_count", "8\n");
+	put_file(dir, "/sys/class/wakeup/wakeup5/name", "rtc0\n");
+	put_file(dir, "/sys/class/wakeup/wakeup5/event_count", "1\n");
+	assert_int_equal(sysfs_open(dir, "mem", NULL, 1, &be, err, sizeof(err)), 0);
+	wakesrc_take(be, s);
+	assert_int_equal(s->nsrc, 2);
+	/* Not from the directory: a third source there is not seen. */
+	put_file(dir, "/sys/class/wakeup/wakeup6/event_count", "3\n");
+	put_file(dir, "/sys/class/wakeup/wakeup4/event_count", "9\n");
+	put_file(dir, "/sys/class/wakeup/wakeup5/event_count", "2\n");
+	put_file(dir, "/sys/power/wakeup_count_sources", "wakeup5\n");
+	wakesrc_take(be, s);
+	assert_int_equal(s->nsrc, 2);
+	assert_int_equal(s->src[0].events, 8);
+	assert_int_equal(s->src[1].events, 2);
+	/* wakeup5 replaced: the old file, still open, reads no number. */
+	snprintf(cmd, sizeof(cmd), "cd '%s/sys/class/wakeup' && mv wakeup5 old && echo gone >old/event_count && "
+	         "mkdir wakeup5 && echo alarm >wakeup5/name && echo 4 >wakeup5/event_count", dir);
+	assert_int_equal(system(cmd), 0);
+	wakesrc_take(be, s);
+	assert_int_equal(s->nsrc, 2);
+	assert_string_equal(s->src[1].name, "alarm");
+	assert_int_equal(s->src[1].events, 4);
+	/* The list itself, changed in place, is read anew through its
+	 * descriptor. */
+	put_file(dir, "/sys/power/wakeup_count_sources", "wakeup4\n");
+	wakesrc_take(be, s);
+	assert_int_equal(s->src[0].events, 9);
+	wakesrc_forget();
+	sysfs_close(be);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(s);
+}
+
 /* A backend with 1000 sources, long names, listed in either order. */
 static int many_ascending;
 
@@ -1636,6 +1806,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_missing_files, setup, teardown),
 		cmocka_unit_test(test_sysfs_backend),
 		cmocka_unit_test(test_names_read_once),
+		cmocka_unit_test_setup_teardown(test_counted_sources, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_counted_cause, setup, teardown),
+		cmocka_unit_test(test_counted_sysfs),
 		cmocka_unit_test(test_snapshot_bounded),
 		cmocka_unit_test_setup_teardown(test_claims_and_latency, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unclaimed_after_window, setup, teardown),
