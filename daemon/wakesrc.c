@@ -291,7 +291,7 @@ static void take_sources(struct power_backend *be, struct ws_snapshot *s, const 
  * only sources that exist) and their descriptors closed.
  */
 #define COUNTED_REL "/sys/power/wakeup_count_sources"
-#define COUNTED_RELIST 64u
+#define COUNTED_RELIST 1024u
 
 /* The list into buf, newlines kept: its length, or -errno (-EOVERFLOW:
  * more than a page, the kernel's or ours).  The file is kept open where

@@ -51,7 +51,7 @@ struct ws_snapshot {
  * it writes back, or writes back a count that did not move since its
  * last snapshot (the power loop does one or the other): events before a
  * successful write are not listed after it.  A full listing is taken
- * every 64 snapshots and whenever the list cannot be used. */
+ * every 1024 snapshots and whenever the list cannot be used. */
 void wakesrc_take(struct power_backend *be, struct ws_snapshot *s);
 /* Only the files of /sys/power into s (irq, suspend_stats), its sources
  * and their flags left as they are: a snapshot whose sources are known

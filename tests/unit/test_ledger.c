@@ -699,7 +699,7 @@ static const struct ws_source *src_of(const struct ws_snapshot *s, uint32_t id)
  * source that moved but is not listed keeps what the last snapshot read
  * (the kernel would list it: the test moves it to see that it is not
  * read).  A list that cannot be used (garbled, a line cut, too long,
- * absent) takes the full listing, and so does every 64th snapshot.
+ * absent) takes the full listing, and so does every 1024th snapshot.
  */
 static void test_counted_sources(void **st)
 {
@@ -766,9 +766,9 @@ static void test_counted_sources(void **st)
 	assert_int_equal(f->fp.lists, 5);
 	assert_int_equal(f->snap.nsrc, 3);
 
-	/* From the list again, 63 times; the 64th snapshot lists. */
+	/* From the list again, 1023 times; the 1024th snapshot lists. */
 	fake_file_set(&f->fp, COUNTED, "");
-	for (int i = 0; i < 63; i++) {
+	for (int i = 0; i < 1023; i++) {
 		wakesrc_take(&f->fp.pub, &f->snap);
 		assert_int_equal(f->fp.lists, 5);
 	}
