@@ -578,18 +578,40 @@ static void put_file(const char *dir, const char *rel, const char *data)
 	fclose(fl);
 }
 
-static void test_sysfs_backend(void **st)
+/* A temporary root with the two files sysfs_open needs, and the real
+ * sysfs backend on it (dir: a mkdtemp template); sysfs_root_remove ends
+ * it, with what the snapshots kept open. */
+static struct power_backend *sysfs_root(char *dir)
 {
-	char dir[] = "/tmp/wl-ledger-XXXXXX", err[256], cmd[300];
 	struct power_backend *be;
-	struct ws_snapshot *s = calloc(1, sizeof(*s));
-	char buf[16];
+	char err[256];
 
-	(void)st;
+	wakesrc_forget();
 	assert_non_null(mkdtemp(dir));
 	put_file(dir, "/sys/power/wakeup_count", "5\n");
 	put_file(dir, "/sys/power/state", "freeze mem\n");
 	assert_int_equal(sysfs_open(dir, "mem", NULL, 1, &be, err, sizeof(err)), 0);
+	return be;
+}
+
+static void sysfs_root_remove(char *dir, struct power_backend *be)
+{
+	char cmd[300];
+
+	wakesrc_forget();
+	sysfs_close(be);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_sysfs_backend(void **st)
+{
+	char dir[] = "/tmp/wl-ledger-XXXXXX";
+	struct power_backend *be = sysfs_root(dir);
+	struct ws_snapshot *s = calloc(1, sizeof(*s));
+	char buf[16];
+
+	(void)st;
 	wakesrc_take(be, s);
 	assert_int_equal(s->flags, 0);                  /* nothing there: unknown */
 	put_file(dir, "/sys/power/pm_wakeup_irq", "17\n");
@@ -610,10 +632,7 @@ static void test_sysfs_backend(void **st)
 	assert_int_equal(s->src[0].events, 8);
 	assert_int_equal(s->src[0].wakeups, 2);
 	assert_int_equal(be->read_attr(be, "/sys/power/nope", buf, sizeof(buf)), -ENOENT);
-	wakesrc_forget();
-	sysfs_close(be);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	sysfs_root_remove(dir, be);
 	free(s);
 }
 
@@ -628,18 +647,14 @@ static void test_sysfs_backend(void **st)
  */
 static void test_names_read_once(void **st)
 {
-	char dir[] = "/tmp/wl-ledger-XXXXXX", err[256], cmd[600];
-	struct power_backend *be;
+	char dir[] = "/tmp/wl-ledger-XXXXXX", cmd[600];
+	struct power_backend *be = sysfs_root(dir);
 	struct ws_snapshot *s = calloc(1, sizeof(*s));
 
 	(void)st;
-	assert_non_null(mkdtemp(dir));
-	put_file(dir, "/sys/power/wakeup_count", "5\n");
-	put_file(dir, "/sys/power/state", "freeze mem\n");
 	put_file(dir, "/sys/class/wakeup/wakeup4/name", "serial8250\n");
 	put_file(dir, "/sys/class/wakeup/wakeup4/event_count", "8\n");
 	put_file(dir, "/sys/class/wakeup/wakeup5/event_count", "1\n");
-	assert_int_equal(sysfs_open(dir, "mem", NULL, 1, &be, err, sizeof(err)), 0);
 	wakesrc_take(be, s);
 	assert_int_equal(s->nsrc, 2);
 	assert_string_equal(s->src[0].name, "serial8250");
@@ -675,10 +690,7 @@ static void test_names_read_once(void **st)
 	assert_int_equal(s->nsrc, 1);
 	assert_string_equal(s->src[0].name, "rtc0");
 	assert_int_equal(s->src[0].events, 2);
-	wakesrc_forget();
-	sysfs_close(be);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	sysfs_root_remove(dir, be);
 	free(s);
 }
 
@@ -806,21 +818,16 @@ static void test_counted_cause(void **st)
  * whole by name, as the new source it is. */
 static void test_counted_sysfs(void **st)
 {
-	char dir[] = "/tmp/wl-ledger-XXXXXX", err[256], cmd[700];
-	struct power_backend *be;
+	char dir[] = "/tmp/wl-ledger-XXXXXX", cmd[700];
+	struct power_backend *be = sysfs_root(dir);
 	struct ws_snapshot *s = calloc(1, sizeof(*s));
 
 	(void)st;
-	wakesrc_forget();
-	assert_non_null(mkdtemp(dir));
-	put_file(dir, "/sys/power/wakeup_count", "5\n");
-	put_file(dir, "/sys/power/state", "freeze mem\n");
 	put_file(dir, "/sys/power/wakeup_count_sources", "");
 	put_file(dir, "/sys/class/wakeup/wakeup4/name", "serial8250\n");
 	put_file(dir, "/sys/class/wakeup/wakeup4/event_count", "8\n");
 	put_file(dir, "/sys/class/wakeup/wakeup5/name", "rtc0\n");
 	put_file(dir, "/sys/class/wakeup/wakeup5/event_count", "1\n");
-	assert_int_equal(sysfs_open(dir, "mem", NULL, 1, &be, err, sizeof(err)), 0);
 	wakesrc_take(be, s);
 	assert_int_equal(s->nsrc, 2);
 	/* Not from the directory: a third source there is not seen. */
@@ -845,10 +852,7 @@ static void test_counted_sysfs(void **st)
 	put_file(dir, "/sys/power/wakeup_count_sources", "wakeup4\n");
 	wakesrc_take(be, s);
 	assert_int_equal(s->src[0].events, 9);
-	wakesrc_forget();
-	sysfs_close(be);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	sysfs_root_remove(dir, be);
 	free(s);
 }
 
