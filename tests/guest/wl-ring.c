@@ -31,7 +31,12 @@
  * makes edge N, the reader "wl-ring: read N" just after its read() and
  * "wl-ring: done N" after its work, and the kernel logs "PM:
  * suspend-to-idle" (a pm_debug_messages line: the caller enables them)
- * just before the system idles, after every device has suspended.  A
+ * just before the system idles, after every device has suspended.  The
+ * ringer stands in for the modem, which a suspend does not freeze: it
+ * holds a kernel wake lock from its marker until its write has returned,
+ * so that it cannot be frozen between the two (which made an edge that
+ * came after a resume look like one the suspend had ignored).  From the
+ * write on, only gpio-keys and the reader keep the system awake.  A
  * suspend counter read by user space cannot judge it: suspend_stats
  * counts a success only after user space has been thawed, so a suspend
  * that ended before an edge can be counted after it.  Latencies are
@@ -249,13 +254,14 @@ static int judge_log(int log, int edges, const char **bad, int *extra)
 	}
 }
 
-static int write_pull(const char *pull, const char *what)
+/* what into the file at path: 0 or -1 (the write failed). */
+static int write_file(const char *path, const char *what)
 {
-	int fd = open(pull, O_WRONLY);
+	int fd = open(path, O_WRONLY);
 	ssize_t r;
 
 	if (fd < 0)
-		die(pull);
+		die(path);
 	r = write(fd, what, strlen(what));
 	close(fd);
 	return r < 0 ? -1 : 0;
@@ -302,10 +308,14 @@ static int cmd_calls(const char *path, const char *pull, int calls, int work_ms,
 			usleep((2 * work_ms + rand() % (max_gap_ms + 1)) * 1000);
 		else
 			usleep(work_ms * 3 / 4 * 1000);
+		if (write_file("/sys/power/wake_lock", "wl-ring-ringer") < 0)
+			die("/sys/power/wake_lock");
 		edge[i].t = now_us();
 		mark("edge", i + 1);
-		if (write_pull(pull, i % 2 ? "pull-up" : "pull-down") < 0)
+		if (write_file(pull, i % 2 ? "pull-up" : "pull-down") < 0)
 			die(pull);
+		if (write_file("/sys/power/wake_unlock", "wl-ring-ringer") < 0)
+			die("/sys/power/wake_unlock");
 	}
 	for (i = 0; i < edges; i++) {
 		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
