@@ -98,8 +98,7 @@ static struct src_cache {
 	 * wakeup_count (take_counted): */
 	int synced;                          /* a listing filled the cache, all of it */
 	unsigned since_listing;              /* snapshots taken from the list since */
-	int counted_fd;                      /* COUNTED_REL open, -1: not */
-} cache = { .m = PTHREAD_MUTEX_INITIALIZER, .counted_fd = -1 };
+} cache = { .m = PTHREAD_MUTEX_INITIALIZER };
 
 /* "wakeupN" only: the class's own naming (anything else is skipped). */
 static int collect_id(void *arg, const char *entry, uint64_t ino)
@@ -213,6 +212,18 @@ static int read_events(struct power_backend *be, uint32_t id, int *fd, uint64_t 
 	return r;
 }
 
+/* src's wakeup_count, read: the kernel raises it only with event_count
+ * (wakeup_source_report_event(), 6.12), so callers read it only when
+ * event_count moved.  Unreadable: 0. */
+static void read_wakeups(struct power_backend *be, struct ws_source *src)
+{
+	char rel[96];
+
+	snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/wakeup_count", src->id);
+	if (read_u64(be, rel, &src->wakeups) < 0)
+		src->wakeups = 0;
+}
+
 /* One source's files into src (its id set): 0, or -1 if it went away.
  * prev: the same source as read last time, or NULL; *fd its event_count
  * if open (in and out); *named: its name was read (or known). */
@@ -223,13 +234,10 @@ static int read_source(struct power_backend *be, struct ws_source *src,
 
 	if (read_events(be, src->id, fd, &src->events, NULL) < 0)
 		return -1;
-	if (prev && prev->events == src->events) {
+	if (prev && prev->events == src->events)
 		src->wakeups = prev->wakeups;
-	} else {
-		snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/wakeup_count", src->id);
-		if (read_u64(be, rel, &src->wakeups) < 0)
-			src->wakeups = 0;
-	}
+	else
+		read_wakeups(be, src);
 	*named = 1;
 	if (prev) {
 		memcpy(src->name, prev->name, sizeof(src->name));
@@ -273,11 +281,83 @@ static void take_sources(struct power_backend *be, struct ws_snapshot *s, const 
 		ino[s->nsrc++] = named ? ids->ino[i] : 0;
 	}
 	cache_sources(&cache, s, ino, fd);
-	if (cache.be != be && cache.counted_fd >= 0) {
-		close(cache.counted_fd);         /* another backend's */
-		cache.counted_fd = -1;
-	}
 	cache.be = be;
+}
+
+/*
+ * The files of /sys/power a snapshot reads, kept open like the sources'
+ * event_count (one pread() each instead of open, read, close), for the
+ * backend that opened them: the four of take_globals, and the kernel's
+ * list of counted sources (take_counted).  pm_wakeup_irq reads -ENODATA
+ * when no IRQ is recorded, the list -EOVERFLOW when it does not fit in a
+ * page: the descriptor is kept, the file is there.
+ */
+enum { G_IRQ, G_SUCCESS, G_FAIL, G_HW_SLEEP, G_COUNTED, G_N };
+static const char *const global_rel[G_N] = {
+	"/sys/power/pm_wakeup_irq", "/sys/power/suspend_stats/success",
+	"/sys/power/suspend_stats/fail", "/sys/power/suspend_stats/total_hw_sleep",
+	"/sys/power/wakeup_count_sources",
+};
+static struct {
+	const struct power_backend *be;
+	int fd[G_N];                          /* -1: not open */
+} globals = { NULL, { -1, -1, -1, -1, -1 } };
+
+static void globals_close(void)
+{
+	for (unsigned i = 0; i < G_N; i++) {
+		if (globals.fd[i] >= 0)
+			close(globals.fd[i]);
+		globals.fd[i] = -1;
+	}
+	globals.be = NULL;
+}
+
+/* Global file i into buf, whole (NUL-terminated, newlines kept), through
+ * its kept descriptor: its length, or -errno (-ENOSYS: the backend keeps
+ * no descriptors). */
+static int read_global_raw(struct power_backend *be, unsigned i, char *buf, size_t len)
+{
+	ssize_t n;
+
+	if (globals.be != be) {
+		globals_close();
+		globals.be = be;
+	}
+	if (!be->open_attr)
+		return -ENOSYS;
+	if (globals.fd[i] < 0) {
+		int fd = be->open_attr(be, global_rel[i]);
+
+		if (fd < 0)
+			return fd;               /* absent: asked again next time */
+		globals.fd[i] = fd;
+	}
+	n = pread(globals.fd[i], buf, len - 1, 0);
+	if (n < 0) {
+		int e = errno;
+
+		if (e != ENODATA && e != EOVERFLOW) {    /* gone or broken: opened again */
+			close(globals.fd[i]);
+			globals.fd[i] = -1;
+		}
+		return -e;
+	}
+	buf[n] = 0;
+	return (int)n;
+}
+
+/* Global file i into buf (a string, newline cut): its length, or -errno. */
+static int read_global(struct power_backend *be, unsigned i, char *buf, size_t len)
+{
+	int r = read_global_raw(be, i, buf, len);
+
+	if (r == -ENOSYS)
+		return read_attr(be, global_rel[i], buf, len);
+	if (r < 0)
+		return r;
+	buf[strcspn(buf, "\n")] = 0;
+	return (int)strlen(buf);
 }
 
 /*
@@ -290,42 +370,20 @@ static void take_sources(struct power_backend *be, struct ws_snapshot *s, const 
  * snapshots, so that sources removed since are forgotten (the list names
  * only sources that exist) and their descriptors closed.
  */
-#define COUNTED_REL "/sys/power/wakeup_count_sources"
 #define COUNTED_RELIST 1024u
 
 /* The list into buf, newlines kept: its length, or -errno (-EOVERFLOW:
- * more than a page, the kernel's or ours).  The file is kept open where
- * the backend can; a kernel without it costs a failed open each time. */
+ * more than a page, the kernel's or ours).  A kernel without the file
+ * costs a failed open each time. */
 static int read_counted(struct power_backend *be, char *buf, size_t len)
 {
-	ssize_t n;
+	int n = read_global_raw(be, G_COUNTED, buf, len);
 
-	if (be->open_attr) {
-		if (cache.counted_fd < 0) {
-			int fd = be->open_attr(be, COUNTED_REL);
-
-			if (fd < 0)
-				return fd;
-			cache.counted_fd = fd;
-		}
-		n = pread(cache.counted_fd, buf, len - 1, 0);
-		if (n < 0) {
-			n = -errno;
-			if (n != -EOVERFLOW) {           /* gone or broken: opened again */
-				close(cache.counted_fd);
-				cache.counted_fd = -1;
-			}
-			return (int)n;
-		}
-		buf[n] = 0;
-	} else if (be->read_lines) {
-		n = be->read_lines(be, COUNTED_REL, buf, len);
-		if (n < 0)
-			return (int)n;
-	} else {
-		return -ENOENT;
-	}
-	return (size_t)n + 1 >= len ? -EOVERFLOW : (int)n;
+	if (n == -ENOSYS)
+		n = be->read_lines ? be->read_lines(be, global_rel[G_COUNTED], buf, len) : -ENOENT;
+	if (n < 0)
+		return n;
+	return (size_t)n + 1 >= len ? -EOVERFLOW : n;
 }
 
 /* The list's ids, sorted: 0, -EBADMSG for a line that is not "wakeupN",
@@ -368,14 +426,22 @@ static int cache_find(uint32_t id, unsigned *at)
 	return lo < cache.n && cache.src[lo].id == id ? (int)lo : -1;
 }
 
+/* Entries from..n-1 of the cache's three arrays moved to start at to. */
+static void cache_move(unsigned to, unsigned from)
+{
+	unsigned n = cache.n - from;
+
+	memmove(&cache.src[to], &cache.src[from], n * sizeof(cache.src[0]));
+	memmove(&cache.ino[to], &cache.ino[from], n * sizeof(cache.ino[0]));
+	memmove(&cache.fd[to], &cache.fd[from], n * sizeof(cache.fd[0]));
+}
+
 static void cache_remove(unsigned k)
 {
 	if (cache.fd[k] >= 0)
 		close(cache.fd[k]);
+	cache_move(k, k + 1);
 	cache.n--;
-	memmove(&cache.src[k], &cache.src[k + 1], (cache.n - k) * sizeof(cache.src[0]));
-	memmove(&cache.ino[k], &cache.ino[k + 1], (cache.n - k) * sizeof(cache.ino[0]));
-	memmove(&cache.fd[k], &cache.fd[k + 1], (cache.n - k) * sizeof(cache.fd[0]));
 }
 
 /* Source id, listed, read into the cache: again if known there, as new
@@ -391,7 +457,6 @@ static int refresh_source(struct power_backend *be, uint32_t id)
 		/* Without a kept descriptor, a source re-created under the same
 		 * number cannot be told from the old one: all of it is read. */
 		int fresh = cache.fd[k] < 0;
-		char rel[96];
 
 		src = &cache.src[k];
 		if (read_events(be, id, &cache.fd[k], &src->events, &reopened) < 0) {
@@ -399,21 +464,17 @@ static int refresh_source(struct power_backend *be, uint32_t id)
 			return 0;
 		}
 		if (!fresh && !reopened) {
-			/* wakeup_count moves only with event_count (read_source). */
-			snprintf(rel, sizeof(rel), WAKEUP_DIR "/wakeup%u/wakeup_count", id);
-			if (src->events != events && read_u64(be, rel, &src->wakeups) < 0)
-				src->wakeups = 0;
+			if (src->events != events)
+				read_wakeups(be, src);
 			return 0;
 		}
 		cache_remove((unsigned)k);
 	}
 	if (cache.n >= WAKESRC_MAX)
 		return -ENOSPC;
-	src = &cache.src[at];
-	memmove(src + 1, src, (cache.n - at) * sizeof(*src));
-	memmove(&cache.ino[at + 1], &cache.ino[at], (cache.n - at) * sizeof(cache.ino[0]));
-	memmove(&cache.fd[at + 1], &cache.fd[at], (cache.n - at) * sizeof(cache.fd[0]));
+	cache_move(at + 1, at);
 	cache.n++;
+	src = &cache.src[at];
 	src->id = id;
 	cache.ino[at] = 0;                   /* the next listing reads its name again */
 	cache.fd[at] = -1;
@@ -438,67 +499,13 @@ static int take_counted(struct power_backend *be, struct ws_snapshot *s)
 	for (unsigned i = 0; r == 0 && i < ids.n; i++)
 		if (!i || ids.id[i] != ids.id[i - 1])
 			r = refresh_source(be, ids.id[i]);
-	if (r < 0) {
-		cache.synced = 0;                /* half refreshed: list them all */
-		return r;
-	}
+	if (r < 0)
+		return r;                        /* half refreshed: the caller lists them all */
 	cache.since_listing++;
 	s->flags |= WS_SOURCES;
 	s->nsrc = cache.n;
 	memcpy(s->src, cache.src, cache.n * sizeof(s->src[0]));
 	return 0;
-}
-
-/*
- * The four files of /sys/power a snapshot reads, kept open like the
- * sources' event_count (one pread() each instead of open, read, close),
- * for the backend that opened them.  pm_wakeup_irq reads -ENODATA when
- * no IRQ is recorded: the descriptor is kept, the file is there.
- */
-enum { G_IRQ, G_SUCCESS, G_FAIL, G_HW_SLEEP, G_N };
-static const char *const global_rel[G_N] = {
-	"/sys/power/pm_wakeup_irq", "/sys/power/suspend_stats/success",
-	"/sys/power/suspend_stats/fail", "/sys/power/suspend_stats/total_hw_sleep",
-};
-static struct {
-	const struct power_backend *be;
-	int fd[G_N];                          /* -1: not open */
-} globals = { NULL, { -1, -1, -1, -1 } };
-
-static void globals_close(void)
-{
-	for (unsigned i = 0; i < G_N; i++) {
-		if (globals.fd[i] >= 0)
-			close(globals.fd[i]);
-		globals.fd[i] = -1;
-	}
-	globals.be = NULL;
-}
-
-/* Global file i into buf (a string, newline cut): its length, or -errno. */
-static int read_global(struct power_backend *be, unsigned i, char *buf, size_t len)
-{
-	int r;
-
-	if (globals.be != be) {
-		globals_close();
-		globals.be = be;
-	}
-	if (!be->open_attr)
-		return read_attr(be, global_rel[i], buf, len);
-	if (globals.fd[i] < 0) {
-		int fd = be->open_attr(be, global_rel[i]);
-
-		if (fd < 0)
-			return fd;               /* absent: asked again next time */
-		globals.fd[i] = fd;
-	}
-	r = pread_str(globals.fd[i], buf, len);
-	if (r < 0 && r != -ENODATA) {            /* gone or broken: opened again */
-		close(globals.fd[i]);
-		globals.fd[i] = -1;
-	}
-	return r;
 }
 
 static int read_global_u64(struct power_backend *be, unsigned i, uint64_t *v)
@@ -518,9 +525,6 @@ void wakesrc_forget(void)
 	cache.n = 0;
 	cache.be = NULL;
 	cache.synced = 0;
-	if (cache.counted_fd >= 0)
-		close(cache.counted_fd);
-	cache.counted_fd = -1;
 	globals_close();
 	pthread_mutex_unlock(&cache.m);
 }

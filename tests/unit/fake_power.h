@@ -60,7 +60,6 @@ struct fake_power {
 	} files[FAKE_FILES];
 	int nfiles;
 	int lists;             /* list_dir calls (a snapshot's sources read) */
-	int reads;             /* read_attr and read_lines calls */
 };
 
 void fake_clock_init(struct fake_clock *fc);
