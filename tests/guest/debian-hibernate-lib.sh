@@ -30,32 +30,6 @@ state_disk_on() {
 	esac
 }
 
-# mark: a journal entry of this test's own and its cursor, for since.
-# Not journal_mark with --after-cursor: journalctl 252 with a match (-u,
-# -p, -k) then skips the first matching entry after the cursor whenever
-# the cursor's entry does not match (seen: 4 of 5 warnings counted).
-# --cursor= (from that entry on) from an entry no match takes is exact.
-mark() {
-	_tag="wltest mark $$ $(uptime_ms)"
-	echo "$_tag" | systemd-cat -t wltest-mark || fail "systemd-cat"
-	deadline 30
-	until [ "$(journalctl -t wltest-mark -n 1 -o cat --no-pager)" = "$_tag" ]; do
-		in_time || fail "the journal never got the mark '$_tag'"
-		sleep 0.2
-	done
-	journalctl -t wltest-mark -n 1 -o cat --no-pager --show-cursor | sed -n 's/^-- cursor: //p'
-}
-
-# since CURSOR [PRIORITY]: wakelockd's journal lines after the mark
-# CURSOR, of PRIORITY only if given; since CURSOR -k: the kernel's.
-since() {
-	if [ "${2:-}" = -k ]; then
-		journalctl -k -o cat --no-pager --cursor="$1"
-	else
-		journalctl -u wakelockd.service -o cat --no-pager --cursor="$1" ${2:+-p "$2..$2"}
-	fi
-}
-
 # records_since MS: the ledger's records (one JSON object a line) whose
 # attempt started at or after MS ms of CLOCK_BOOTTIME (uptime_ms).
 records_since() {

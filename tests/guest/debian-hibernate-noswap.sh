@@ -15,7 +15,7 @@ expect_eq "active swap areas" "$(awk 'NR > 1' /proc/swaps | wc -l)" 0
 grep -qw disk /sys/power/state || fail "the kernel offers no hibernation: /sys/power/state is '$(cat /sys/power/state)'"
 pid=$(prop MainPID)
 fails0=$(wakelock stats --json | grep -o '"failures":[0-9]*' | head -n 1 | cut -d: -f2)
-cursor=$(mark)
+cursor=$(journal_mark)
 released=$(uptime_ms)
 boot_release
 wait_for 240 "three failed hibernation attempts" sh -c \
@@ -50,7 +50,7 @@ info "ok: the pauses between failed attempts follow the backoff"
 # the kernel's own reason once per attempt.
 # (journald takes the last one from the daemon's stream later: it too was
 # frozen and thawed by the attempt)
-warnings() { since "$cursor" warning | grep -c 'suspend to disk failed: No such device'; }
+warnings() { journal_since "$cursor" warning | grep -c 'suspend to disk failed: No such device'; }
 deadline 30
 until [ "$(warnings)" -ge "$n" ] || ! in_time; do journalctl --sync; sleep 0.5; done
 if [ "$(warnings)" -ne "$n" ]; then
@@ -58,10 +58,10 @@ if [ "$(warnings)" -ne "$n" ]; then
 	journalctl -o short-monotonic --no-pager --cursor="$cursor" | grep -i journal | tail -n 5
 fi
 expect_eq "journal warnings 'suspend to disk failed: No such device'" "$(warnings)" "$n"
-kern=$(since "$cursor" -k | grep -c 'Cannot find swap device')
+kern=$(journal_since "$cursor" -k | grep -c 'Cannot find swap device')
 [ "$kern" -ge "$n" ] || fail "kernel said 'Cannot find swap device' $kern times for $n failed attempts"
 info "ok: the kernel said 'Cannot find swap device' $kern times"
-e=$(since "$cursor" err)
+e=$(journal_since "$cursor" err)
 [ -z "$e" ] || fail "errors in the daemon's journal: $e"
 info "ok: no error-priority lines from the daemon"
 

@@ -30,7 +30,7 @@ info "/sys/power/disk: $(cat /sys/power/disk); image_size $(cat /sys/power/image
 # daemon (DevicePolicy=closed), the attempt fails with EPERM, said in the
 # journal; then the drop-in that allows the resume device.
 t0=$(uptime_ms)
-c0=$(mark)
+c0=$(journal_mark)
 boot_release
 wait_for 120 "a failed attempt with the swap on" sh -c \
 	". /tests/lib.sh; . /tests/debian-hibernate-lib.sh; records_since $t0 | grep -q '\"outcome\":\"failed\"'"
@@ -39,7 +39,7 @@ wait_for 60 "the daemon waiting again" sh -c ". /tests/lib.sh; . /tests/debian-h
 records_since "$t0" | grep '"outcome":"failed"' | head -n 1 | grep -q '"errno":"EPERM"' ||
 	fail "not EPERM: $(records_since "$t0")"
 deadline 30
-until since "$c0" warning | grep -q 'suspend to disk failed: Operation not permitted'; do
+until journal_since "$c0" warning | grep -q 'suspend to disk failed: Operation not permitted'; do
 	in_time && { journalctl --sync; sleep 0.5; continue; }
 	journalctl -o short-monotonic --no-pager --cursor="$c0" | grep -v kernel: | tail -n 30
 	fail "no warning 'suspend to disk failed: Operation not permitted' in the journal within 30 s"
@@ -54,7 +54,7 @@ echo "$boot_id" >/run/wl-hibernate.marker
 sleep 100000 &
 sleeper=$!
 pid=$(prop MainPID)
-cursor=$(mark)
+cursor=$(journal_mark)
 released=$(uptime_ms)
 
 # From here the daemon hibernates the guest: this shell is frozen with the
@@ -71,7 +71,7 @@ expect_eq "boot_id (the same boot)" "$(cat /proc/sys/kernel/random/boot_id)" "$b
 expect_eq "the marker in /run" "$(cat /run/wl-hibernate.marker 2>/dev/null)" "$boot_id"
 kill -0 "$sleeper" 2>/dev/null || fail "the process started before the hibernation is gone"
 info "ok: the process started before the hibernation is still there (pid $sleeper)"
-since "$cursor" -k | grep -iE 'hibernat|image' >/tmp/kern.txt
+journal_since "$cursor" -k | grep -iE 'hibernat|image' >/tmp/kern.txt
 cat /tmp/kern.txt
 grep -q 'hibernation entry' /tmp/kern.txt || fail "the kernel log has no 'hibernation entry'"
 grep -q 'Hibernation image restored successfully' /tmp/kern.txt ||
@@ -94,7 +94,7 @@ wakelock wakes | tail -n 2
 expect_eq "the daemon's pid" "$(prop MainPID)" "$pid"
 expect_eq "NRestarts" "$(prop NRestarts)" 0
 expect_eq "ActiveState" "$(prop ActiveState)" active
-w=$(since "$cursor" warning; since "$cursor" err)
+w=$(journal_since "$cursor" warning; journal_since "$cursor" err)
 [ -z "$w" ] || fail "warnings or errors in the daemon's journal since the release: $w"
 info "ok: no warning or error from the daemon"
 
@@ -110,7 +110,7 @@ sleep 3
 boot_hold
 expect_eq "attempts while the member holds" "$(records_since "$released" | wc -l)" 1
 holder_stop member-hold
-d=$(since "$cursor" | grep -iE 'not permitted|permission denied|EPERM|EACCES|seccomp')
+d=$(journal_since "$cursor" | grep -iE 'not permitted|permission denied|EPERM|EACCES|seccomp')
 [ -z "$d" ] || fail "the sandbox refused the daemon something since the drop-in: $d"
 info "ok: no EPERM or EACCES from the daemon since the resume device was allowed"
 swapoff /dev/vdc || fail "swapoff /dev/vdc"
