@@ -344,6 +344,10 @@ static const char *apply_key(struct wld_config *c, const char *sec, const char *
 		return parse_uint(v, 86400000u, &c->backoff_max_ms);
 	if (KEY("suspend", "short_suspend_ms"))
 		return parse_uint(v, 3600000u, &c->short_suspend_ms);
+	/* A year: longer is a typo, and the seconds stay far from overflow
+	 * as nanoseconds. */
+	if (KEY("suspend", "hibernate_after_s"))
+		return parse_uint(v, 31536000u, &c->hibernate_after_s);
 	if (KEY("suspend", "wake_reasons"))
 		return parse_bool(v, &c->wake_reasons);
 	if (KEY("suspend", "pre_suspend_hook"))
@@ -674,7 +678,7 @@ int config_resolve_group(const char *group, gid_t *gid, char *err, size_t errlen
 enum {
 	OPT_STATE = 256, OPT_MEM_SLEEP, OPT_MIN_AWAKE, OPT_LOG_LEVEL, OPT_STATS, OPT_GROUP,
 	OPT_DENY, OPT_ROOT, OPT_RUN_DIR, OPT_SHM, OPT_BO_INIT, OPT_BO_MAX, OPT_BO_FACTOR,
-	OPT_SHORT, OPT_SYSLOG, OPT_CHECK, OPT_PRE, OPT_POST, OPT_NO_WAKE_REASONS,
+	OPT_SHORT, OPT_HIBERNATE_AFTER, OPT_SYSLOG, OPT_CHECK, OPT_PRE, OPT_POST, OPT_NO_WAKE_REASONS,
 	OPT_ALARM_TIMEOUT, OPT_HOOK_TIMEOUT, OPT_LOGIND, OPT_START_GRACE, OPT_POLICY,
 	OPT_DISPLAY_OFF_DELAY, OPT_ON_AC, OPT_WAKE_GRACE, OPT_IDLE_TIMEOUT, OPT_LID_CLOSED,
 	OPT_SESSION_IDLE, OPT_IDLE_INHIBITORS,
@@ -691,6 +695,7 @@ static const struct option opts[] = {
 	{ "backoff-max-ms", required_argument, NULL, OPT_BO_MAX },
 	{ "backoff-factor", required_argument, NULL, OPT_BO_FACTOR },
 	{ "short-suspend-ms", required_argument, NULL, OPT_SHORT },
+	{ "hibernate-after-s", required_argument, NULL, OPT_HIBERNATE_AFTER },
 	{ "pre-suspend-hook", required_argument, NULL, OPT_PRE },
 	{ "post-resume-hook", required_argument, NULL, OPT_POST },
 	{ "hook-timeout-ms", required_argument, NULL, OPT_HOOK_TIMEOUT },
@@ -735,6 +740,8 @@ void config_usage(void)
 	       "                             re-register (default 3000)\n"
 	       "      --backoff-initial-ms N --backoff-factor N --backoff-max-ms N\n"
 	       "      --short-suspend-ms N   treat suspends shorter than N ms as failures\n"
+	       "      --hibernate-after-s N  hibernate after N s of one spell of sleep\n"
+	       "                             (state freeze or mem; 0: never)\n"
 	       "      --pre-suspend-hook P   --post-resume-hook P\n"
 	       "      --hook-timeout-ms N    kill a hook still running after N ms (default 5000)\n"
 	       "      --no-wake-reasons      do not scan /sys/class/wakeup around suspends\n"
@@ -785,6 +792,7 @@ static const char *apply_opt(struct wld_config *c, int opt, const char *v)
 	case OPT_BO_MAX: return apply_key(c, "suspend", "backoff_max_ms", v);
 	case OPT_BO_FACTOR: return apply_key(c, "suspend", "backoff_factor", v);
 	case OPT_SHORT: return apply_key(c, "suspend", "short_suspend_ms", v);
+	case OPT_HIBERNATE_AFTER: return apply_key(c, "suspend", "hibernate_after_s", v);
 	case OPT_PRE: return apply_key(c, "suspend", "pre_suspend_hook", v);
 	case OPT_POST: return apply_key(c, "suspend", "post_resume_hook", v);
 	case OPT_HOOK_TIMEOUT: return apply_key(c, "suspend", "hook_timeout_ms", v);
@@ -846,6 +854,9 @@ static const char *validate(struct wld_config *c)
 		return "hook_timeout_ms must be at least 1";
 	if (c->mem_sleep[0] && strcmp(c->state, "mem"))
 		return "mem_sleep only applies to state = mem";
+	if (c->hibernate_after_s && !strcmp(c->state, "disk"))
+		return "hibernate_after_s needs state = freeze or mem (with state = disk every "
+		       "attempt hibernates)";
 	if (!c->run_dir[0])
 		return "run_dir must be set";
 	if (c->on_ac == ON_AC_IDLE && c->policy_mode == POLICY_APPLIANCE)

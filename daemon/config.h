@@ -27,6 +27,9 @@ struct wld_config {
 	unsigned backoff_factor;
 	unsigned backoff_max_ms;
 	unsigned short_suspend_ms;   /* 0 = off */
+	/* Suspend-then-hibernate (hibernate_after.h): hibernate once asleep
+	 * this long in one spell of sleep; 0 = off. */
+	unsigned hibernate_after_s;
 	int wake_reasons;            /* scan /sys/class/wakeup around suspends */
 	char pre_suspend_hook[PATH_MAX];
 	char post_resume_hook[PATH_MAX];

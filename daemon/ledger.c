@@ -225,6 +225,28 @@ void ledger_attempt_cause(struct ledger *l, const struct ws_snapshot *after,
 	pthread_mutex_unlock(&l->m);
 }
 
+void ledger_attempt_state(struct ledger *l, const char *state)
+{
+	struct wl_ledger_record *r;
+
+	pthread_mutex_lock(&l->m);
+	r = last(l);
+	if (l->phase == P_BEGUN && r)
+		r->state = (uint8_t)wl_ledger_state_of(state);
+	pthread_mutex_unlock(&l->m);
+}
+
+void ledger_attempt_hibernate_due(struct ledger *l)
+{
+	struct wl_ledger_record *r;
+
+	pthread_mutex_lock(&l->m);
+	r = last(l);
+	if (l->phase == P_IDLE && r && r->outcome != WL_LO_CRITICAL && r->outcome != WL_LO_FAILED)
+		r->cause |= WL_LC_HIBERNATE;
+	pthread_mutex_unlock(&l->m);
+}
+
 void ledger_critical(struct ledger *l, const struct ledger_critical *c)
 {
 	struct wl_ledger_record *r;

@@ -91,6 +91,13 @@ void ledger_attempt_end(struct ledger *l, int sr, const struct ws_snapshot *afte
 void ledger_attempt_returned(struct ledger *l, int sr, uint64_t mono_ns, uint64_t boot_ns);
 void ledger_attempt_cause(struct ledger *l, const struct ws_snapshot *after,
                           const struct ledger_alarm *alarm);
+/* The state the begun attempt writes ("freeze", "mem", "disk"), for its
+ * record.  Nothing out of order. */
+void ledger_attempt_state(struct ledger *l, const char *state);
+/* The last attempt, its cause filled in, was woken for the hibernation
+ * of suspend-then-hibernate (hibernate_after.h): WL_LC_HIBERNATE.  Not
+ * for a failed attempt, which woke nobody. */
+void ledger_attempt_hibernate_due(struct ledger *l);
 /* The critical battery action (daemon/critical.c), a record of its own
  * (outcome critical, no claim window): from start to end (the clocks
  * before the action and after it returned: a hibernate that resumed, a

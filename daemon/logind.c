@@ -609,8 +609,10 @@ int logind_suspend(void *arg, const char *state)
 	l->prepared[0] = l->prepared[1] = 0;
 	ok0 = stat_of(d, "success");
 	fail0 = stat_of(d, "fail");
+	/* logind picks the suspend state itself (SuspendState=): only a
+	 * hibernation is another call. */
 	r = sd_bus_message_new_method_call(l->probe, &m, LOGIN1, LOGIN1_PATH, LOGIN1_MANAGER,
-	                                   "Suspend");
+	                                   strcmp(state, "disk") ? "Suspend" : "Hibernate");
 	if (r >= 0)
 		r = sd_bus_message_set_auto_start(m, 0);
 	if (r >= 0)

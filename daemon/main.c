@@ -42,6 +42,7 @@ static void to_params(const struct wld_config *c, struct power_params *p)
 	p->backoff_factor = c->backoff_factor;
 	p->backoff_max_ms = c->backoff_max_ms;
 	p->short_suspend_ms = c->short_suspend_ms;
+	p->hibernate_after_s = c->hibernate_after_s;
 	snprintf(p->pre_hook, sizeof(p->pre_hook), "%s", c->pre_suspend_hook);
 	snprintf(p->post_hook, sizeof(p->post_hook), "%s", c->post_resume_hook);
 	p->hook_timeout_ms = c->hook_timeout_ms;

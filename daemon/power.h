@@ -29,6 +29,10 @@ struct power_backend {
 	 * that only records it (a test root, tests/unit/fake_power.c): 0.
 	 * NULL: cannot power off. */
 	int (*poweroff)(struct power_backend *be);
+	/* Optional: wake a suspended system at CLOCK_BOOTTIME boot_ns (0:
+	 * disarm); 0 or -errno (no RTC alarm, no CAP_WAKE_ALARM).  One such
+	 * wake, the daemon's own (hibernate_after.h). */
+	int (*arm_wake)(struct power_backend *be, uint64_t boot_ns);
 
 	/* --- The wake ledger's view of the kernel (daemon/wakesrc.c) -------
 	 * Optional; NULL reads as "the kernel has no such file".

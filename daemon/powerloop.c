@@ -807,6 +807,8 @@ static int step_write_count(struct powerloop *pl, unsigned count)
 
 /* What one state write did. */
 struct attempt {
+	const char *state;          /* the state written */
+	int hib_due;                /* woken for the hibernation (hibernate_after.h) */
 	int sr;                     /* 0 or -errno of the state write */
 	uint64_t asleep;            /* ns */
 	int have_alarm;
@@ -838,12 +840,34 @@ static void count_attempt(struct powerloop *pl, struct attempt *at)
 		at->have_alarm = armed_alarm(pl, &at->la, at->la_client, at->la_name);
 }
 
+/*
+ * The state of this attempt: the configured one, or "disk" once a spell
+ * of sleep is hibernate_after_s old (hibernate_after.h).  A suspend of
+ * the spell arms the daemon's own wake for that time (*wake_at, to be
+ * disarmed once it returned); a backend that cannot leaves the
+ * hibernation to the next wake that comes after it.
+ */
+static const char *choose_state(struct powerloop *pl, uint64_t now, uint64_t *wake_at)
+{
+	const struct power_params *p = &pl->params;
+	const char *state = hib_spell_choose(&pl->spell, p->state, p->hibernate_after_s, now,
+	                                     wake_at);
+
+	if (*wake_at && (!pl->be->arm_wake || pl->be->arm_wake(pl->be, *wake_at) < 0))
+		*wake_at = 0;
+	if (state != p->state)
+		log_info("asleep for %llu s in this spell (hibernate_after_s %u): hibernating",
+		         (unsigned long long)((now - pl->spell.start) / 1000000000u),
+		         p->hibernate_after_s);
+	return state;
+}
+
 /* 6. The state write (lock held, phase closed), then 4: the phase opens
  * and acquires that waited go on. */
 static void step_suspend(struct powerloop *pl, struct attempt *at)
 {
 	struct wl_shm_header *hdr = pl->hdr;
-	uint64_t m0, b0, m1, b1;
+	uint64_t m0, b0, m1, b1, wake_at = 0;
 
 	set_dstate(pl, WL_D_SUSPENDING);
 	/* With a ledger, its snapshots tell the wake reason: the backend's
@@ -865,10 +889,18 @@ static void step_suspend(struct powerloop *pl, struct attempt *at)
 	__atomic_store_n(&hdr->attempt_epoch, pl->claim_epoch, __ATOMIC_SEQ_CST);
 	m0 = pl->clk->mono_ns(pl->clk);
 	b0 = pl->clk->boot_ns(pl->clk);
-	at->sr = pl->suspend_via ? pl->suspend_via(pl->suspend_via_arg, pl->params.state) :
-	         pl->be->suspend(pl->be, pl->params.state);
+	at->state = choose_state(pl, b0, &wake_at);
+	if (pl->ledger)
+		ledger_attempt_state(pl->ledger, at->state);
+	at->sr = pl->suspend_via ? pl->suspend_via(pl->suspend_via_arg, at->state) :
+	         pl->be->suspend(pl->be, at->state);
 	m1 = pl->clk->mono_ns(pl->clk);
 	b1 = pl->clk->boot_ns(pl->clk);
+	if (wake_at)
+		pl->be->arm_wake(pl->be, 0);
+	at->hib_due = strcmp(at->state, "disk") &&
+	              hib_spell_due(&pl->spell, pl->params.hibernate_after_s, b1);
+	hib_spell_after(&pl->spell, at->state, at->sr, b1);
 	if (pl->ledger)
 		ledger_attempt_returned(pl->ledger, at->sr, m1, b1);
 	/* Time asleep: CLOCK_BOOTTIME runs during suspend, MONOTONIC does not. */
@@ -911,6 +943,8 @@ static int step_after_attempt(struct powerloop *pl, struct attempt *at)
 		wakesrc_take(pl->be, pl->ws_after);
 		pl->ws_after_fresh = 1;
 		ledger_attempt_cause(pl->ledger, pl->ws_after, at->have_alarm ? &at->la : NULL);
+		if (at->hib_due)
+			ledger_attempt_hibernate_due(pl->ledger);
 		/* Sources that hold for what woke us see the record first, so
 		 * that their claim counts for this wake. */
 		seq = ledger_next_seq(pl->ledger);
@@ -925,7 +959,9 @@ static int step_after_attempt(struct powerloop *pl, struct attempt *at)
 		log_debug("resumed after %llu ms asleep (%s)",
 		          (unsigned long long)(at->asleep / 1000000u), pl->hdr->dstats.last_wake);
 	else
-		log_warn("suspend to %s failed: %s", p->state, strerror(-at->sr));
+		log_warn("suspend to %s failed: %s%s", at->state, strerror(-at->sr),
+		         strcmp(at->state, p->state) ? " (suspend-then-hibernate: suspending again, "
+		         "the next hibernation after another hibernate_after_s)" : "");
 	if (pl->after_cycle)
 		pl->after_cycle(pl, pl->arg);
 	if (at->sr == 0 && p->post_hook[0])

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include "lib/wl_shm.h"
 #include "backoff.h"
+#include "hibernate_after.h"
 #include "ledger.h"
 #include "power.h"
 
@@ -26,6 +27,7 @@ struct power_params {
 	unsigned min_awake_ms;
 	unsigned backoff_initial_ms, backoff_factor, backoff_max_ms;
 	unsigned short_suspend_ms;
+	unsigned hibernate_after_s;     /* hibernate_after.h; 0: off */
 	char pre_hook[PATH_MAX], post_hook[PATH_MAX];
 	unsigned hook_timeout_ms;       /* a hook still running then is killed */
 	/* dstats.last_wake filled in ([suspend] wake_reasons): from the
@@ -94,6 +96,8 @@ struct powerloop {
 	 * attempt began: the next record's ended_by (powerloop.c). */
 	struct ledger_holder last_holder;
 	struct awake_source *alarm_src;
+	/* Suspend-then-hibernate's spell of sleep (loop thread only). */
+	struct hib_spell spell;
 	/* Step 6 by another way than the backend's state write (logind's
 	 * Suspend, logind.c): called like be->suspend by the loop thread,
 	 * lock held.  NULL: the backend. */

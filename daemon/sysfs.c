@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/reboot.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 #include "log.h"
 #include "power.h"
@@ -24,6 +26,8 @@ struct sysfs_backend {
 	struct power_backend pub;
 	char root[4096];
 	int count_fd, state_fd;
+	int wake_fd;                    /* arm_wake's timer, -1: not made yet */
+	int wake_failed;                /* it could not be made (logged once) */
 	int wake_reasons;
 	pthread_t thread;
 	int have_thread;
@@ -286,6 +290,8 @@ static int check_modes(struct sysfs_backend *b, const char *state, const char *m
 	return 0;
 }
 
+static int sb_arm_wake(struct power_backend *be, uint64_t boot_ns);
+
 int sysfs_open(const char *root, const char *state, const char *mem_sleep, int wake_reasons,
                struct power_backend **out, char *err, size_t errlen)
 {
@@ -297,7 +303,7 @@ int sysfs_open(const char *root, const char *state, const char *mem_sleep, int w
 	if (!b)
 		return -ENOMEM;
 	snprintf(b->root, sizeof(b->root), "%s", strcmp(root, "/") ? root : "");
-	b->count_fd = b->state_fd = -1;
+	b->count_fd = b->state_fd = b->wake_fd = -1;
 	b->wake_reasons = wake_reasons;
 	path_of(b, "/sys/power/wakeup_count", path, sizeof(path));
 	b->count_fd = open(path, O_RDWR | O_CLOEXEC);
@@ -331,11 +337,43 @@ int sysfs_open(const char *root, const char *state, const char *mem_sleep, int w
 	b->pub.read_attr = sb_read_attr;
 	b->pub.list_dir = sb_list_dir;
 	b->pub.open_attr = sb_open_attr;
+	b->pub.arm_wake = sb_arm_wake;
 	*out = &b->pub;
 	return 0;
 fail:
 	sysfs_close(&b->pub);
 	return r;
+}
+
+/*
+ * The daemon's own wake (suspend-then-hibernate, hibernate_after.h): a
+ * timer of its own on CLOCK_BOOTTIME_ALARM, which the kernel programs
+ * into the RTC at suspend.  Nobody reads it: the resume it causes is
+ * what is wanted, and the loop runs on at once.  Under a test root it is
+ * plain CLOCK_BOOTTIME, so that no test wakes the machine it runs on.
+ */
+static int sb_arm_wake(struct power_backend *be, uint64_t boot_ns)
+{
+	struct sysfs_backend *b = (struct sysfs_backend *)be;
+	struct itimerspec its = { { 0, 0 }, { (time_t)(boot_ns / 1000000000u),
+	                                      (long)(boot_ns % 1000000000u) } };
+
+	if (b->wake_fd < 0 && boot_ns && !b->wake_failed) {
+		b->wake_fd = timerfd_create(b->root[0] ? CLOCK_BOOTTIME : CLOCK_BOOTTIME_ALARM,
+		                            TFD_CLOEXEC | TFD_NONBLOCK);
+		if (b->wake_fd < 0) {
+			b->wake_failed = errno;
+			log_warn("hibernate_after_s: cannot set a wake alarm (%s%s): the system "
+			         "hibernates only once something else wakes it after that time",
+			         strerror(errno), errno == EPERM ? ", no CAP_WAKE_ALARM" :
+			         errno == EINVAL || errno == ENOTSUP ? ", no RTC with alarms" : "");
+		}
+	}
+	if (b->wake_fd < 0)
+		return boot_ns ? -b->wake_failed : 0;
+	if (timerfd_settime(b->wake_fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		return -errno;
+	return 0;
 }
 
 int sysfs_reconfigure(struct power_backend *be, const char *state, const char *mem_sleep,
@@ -357,5 +395,7 @@ void sysfs_close(struct power_backend *be)
 		close(b->count_fd);
 	if (b->state_fd >= 0)
 		close(b->state_fd);
+	if (b->wake_fd >= 0)
+		close(b->wake_fd);
 	free(b);
 }

@@ -39,6 +39,21 @@ const char *wl_ledger_critical_action_name(unsigned a)
 	return a < sizeof(n) / sizeof(n[0]) ? n[a] : "?";
 }
 
+static const char *const state_names[] = { NULL, "freeze", "mem", "disk" };
+
+const char *wl_ledger_state_name(unsigned s)
+{
+	return s < sizeof(state_names) / sizeof(state_names[0]) ? state_names[s] : NULL;
+}
+
+unsigned wl_ledger_state_of(const char *word)
+{
+	for (unsigned i = 1; i < sizeof(state_names) / sizeof(state_names[0]); i++)
+		if (!strcmp(word, state_names[i]))
+			return i;
+	return WL_LS_UNKNOWN;
+}
+
 void wl_ledger_cause_key(const struct wl_ledger_record *r, char *buf, size_t len)
 {
 	if (!len)
@@ -46,6 +61,8 @@ void wl_ledger_cause_key(const struct wl_ledger_record *r, char *buf, size_t len
 	if (r->outcome == WL_LO_CRITICAL)
 		snprintf(buf, len, "battery %u%%: %s", (unsigned)r->critical_capacity,
 		         wl_ledger_critical_action_name(r->critical_action));
+	else if (r->cause & WL_LC_HIBERNATE)
+		snprintf(buf, len, "hibernate_after");
 	else if (r->cause & WL_LC_ALARM)
 		snprintf(buf, len, "alarm %.*s/%.*s", (int)WAKELOCK_NAME_MAX, r->alarm_client,
 		         (int)WAKELOCK_NAME_MAX, r->alarm_name);
@@ -135,8 +152,12 @@ void wl_ledger_json_record(FILE *f, const struct wl_ledger_record *r)
 		json_name(f, r->ended_by, WAKELOCK_NAME_MAX);
 	else
 		fputs("null", f);
-	fprintf(f, ",\"ended_by_kind\":\"%s\",\"ended_holders\":%u}",
+	fprintf(f, ",\"ended_by_kind\":\"%s\",\"ended_holders\":%u,\"state\":",
 	        wl_ledger_ended_kind_name(r->ended_kind), r->ended_holders);
+	if (r->outcome != WL_LO_CRITICAL && wl_ledger_state_name(r->state))
+		fprintf(f, "\"%s\"}", wl_ledger_state_name(r->state));
+	else
+		fputs("null}", f);
 }
 
 /* --- summary -------------------------------------------------------------- */
@@ -355,6 +376,8 @@ size_t wl_ledger_encode_version(const struct wl_ledger_record *r, unsigned versi
 	}
 	if (version >= 3)
 		put(&w, r->outcome == WL_LO_CRITICAL ? r->critical_action : 0, 1);
+	if (version >= 4)
+		put(&w, r->outcome == WL_LO_CRITICAL ? 0 : r->state, 1);
 	return w.bad ? 0 : w.off;
 }
 
@@ -423,6 +446,18 @@ static int decode_critical(struct wbuf *w, struct wl_ledger_record *r)
 	return 0;
 }
 
+/* Version 4's tail: the state written, none for a critical record. */
+static int decode_state(struct wbuf *w, struct wl_ledger_record *r)
+{
+	unsigned st = (unsigned)get(w, 1);
+
+	if (w->bad || st > WL_LS_DISK || (st && r->outcome == WL_LO_CRITICAL))
+		return -EBADMSG;
+	if (r->outcome != WL_LO_CRITICAL)
+		r->state = (uint8_t)st;
+	return 0;
+}
+
 int wl_ledger_decode(const uint8_t *buf, size_t len, struct wl_ledger_record *r)
 {
 	struct wbuf w = { (uint8_t *)buf, len, 0, 0 };
@@ -467,6 +502,8 @@ int wl_ledger_decode(const uint8_t *buf, size_t len, struct wl_ledger_record *r)
 	if (w.bad || (version >= 2 && decode_ended(&w, r) < 0))
 		return -EBADMSG;
 	if (version >= 3 && decode_critical(&w, r) < 0)
+		return -EBADMSG;
+	if (version >= 4 && decode_state(&w, r) < 0)
 		return -EBADMSG;
 	return (int)w.off;
 }

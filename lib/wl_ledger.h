@@ -50,10 +50,20 @@ enum wl_ledger_asleep_src {
 	WL_LAS_HW_SLEEP,      /* suspend_stats/total_hw_sleep moved */
 };
 
+/* The state an attempt wrote (wire version 4; 0: not said). */
+enum wl_ledger_state {
+	WL_LS_UNKNOWN = 0,
+	WL_LS_FREEZE,
+	WL_LS_MEM,
+	WL_LS_DISK,
+};
+
 /* cause bits */
 #define WL_LC_IRQ          0x01u  /* wakeup_irq: pm_wakeup_irq was set */
 #define WL_LC_SOURCES      0x02u  /* sources[]: wakeup sources moved */
 #define WL_LC_ALARM        0x04u  /* alarm_client/alarm_name was due */
+#define WL_LC_HIBERNATE    0x08u  /* the daemon's own wake to hibernate was due
+                                   * (suspend-then-hibernate) */
 #define WL_LC_NO_IRQ_FILE  0x10u  /* kernel without pm_wakeup_irq */
 #define WL_LC_NO_SOURCES   0x20u  /* kernel without /sys/class/wakeup */
 #define WL_LC_SRC_TRUNC    0x40u  /* more sources than a snapshot holds */
@@ -86,7 +96,10 @@ struct wl_ledger_record {
 	uint8_t outcome, asleep_src, claim_state, nsources, nclaims;
 	uint8_t ended_kind;           /* WL_LEK_* */
 	uint8_t ended_holders;        /* how many held at that look (up to 255) */
-	uint8_t critical_action;      /* WL_LO_CRITICAL: 1 hibernate, 2 poweroff; else 0 */
+	union {
+		uint8_t critical_action;  /* WL_LO_CRITICAL: 1 hibernate, 2 poweroff */
+		uint8_t state;            /* any other: the state written, WL_LS_* */
+	};
 	char sources[WL_LEDGER_SOURCES][WL_LEDGER_SRC_NAME];
 	char alarm_client[WAKELOCK_NAME_MAX], alarm_name[WAKELOCK_NAME_MAX];
 	struct wl_ledger_claim claims[WL_LEDGER_CLAIMS];  /* by latency */
@@ -105,10 +118,14 @@ const char *wl_ledger_claim_state_name(unsigned state);    /* "unclaimed" */
 const char *wl_ledger_asleep_src_name(unsigned src);       /* "clocks" */
 const char *wl_ledger_ended_kind_name(unsigned kind);      /* "source" */
 const char *wl_ledger_critical_action_name(unsigned a);    /* "hibernate" */
+const char *wl_ledger_state_name(unsigned s);              /* "disk"; NULL: unknown */
+/* WL_LS_* of a /sys/power/state word (WL_LS_UNKNOWN if none). */
+unsigned wl_ledger_state_of(const char *word);
 
 /*
  * The cause a record is counted under in the summary, by priority:
  *   "battery N%: ACTION" the critical battery action (WL_LO_CRITICAL);
+ *   "hibernate_after"    the daemon's own wake to hibernate (WL_LC_HIBERNATE);
  *   "alarm CLIENT/NAME"  a daemon alarm was due;
  *   "source NAME"        the first named moved source (those whose
  *                        wakeup_count moved come first);
@@ -170,12 +187,14 @@ void wl_ledger_json_summary(FILE *f, const struct wl_ledger_summary *s);
  * Version 3: version=3, the same, then
  *   u8 critical_action (0 but for outcome critical, which only version 3
  *   has: an older reader gets such a record as failed, errno ECANCELED
- *   unless its action failed; its critical_capacity is wakeup_irq's). */
-#define WL_LEDGER_WIRE_VERSION 3u
+ *   unless its action failed; its critical_capacity is wakeup_irq's).
+ * Version 4: version=4, the same, then
+ *   u8 state (WL_LS_*; 0 for outcome critical). */
+#define WL_LEDGER_WIRE_VERSION 4u
 #define WL_LEDGER_WIRE_MAX_V1 (4u + 7u * 8u + 16u + 1u + WL_LEDGER_SOURCES * WL_LEDGER_SRC_NAME + \
                                2u * WAKELOCK_NAME_MAX + 1u + \
                                WL_LEDGER_CLAIMS * (2u * WAKELOCK_NAME_MAX + 8u))
-#define WL_LEDGER_WIRE_MAX (WL_LEDGER_WIRE_MAX_V1 + 2u + WAKELOCK_NAME_MAX + 1u)
+#define WL_LEDGER_WIRE_MAX (WL_LEDGER_WIRE_MAX_V1 + 2u + WAKELOCK_NAME_MAX + 1u + 1u)
 /* Bytes written in the newest version, or 0 if len is too small. */
 size_t wl_ledger_encode(const struct wl_ledger_record *r, uint8_t *buf, size_t len);
 /* The same in version (1..WL_LEDGER_WIRE_VERSION; 0 if unknown). */

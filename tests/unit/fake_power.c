@@ -127,14 +127,36 @@ static int fp_suspend(struct power_backend *be, const char *state)
 	pthread_mutex_unlock(&fp->m);
 	if (r == 0) {
 		if (fp->clk) {
+			uint64_t wake;
+
 			pthread_mutex_lock(&fp->clk->m);
-			fp->clk->boot += fp->sleep_ns;
+			/* The daemon's own wake, if armed, ends a longer sleep
+			 * (the RTC alarm); disk is a power off: no alarm. */
+			wake = fp->clk->boot + fp->sleep_ns;
+			if (fp->wake_at && fp->wake_at > fp->clk->boot && fp->wake_at < wake &&
+			    strcmp(state, "disk")) {
+				wake = fp->wake_at;
+				fp->own_wakes++;
+			}
+			fp->clk->boot = wake;
 			pthread_mutex_unlock(&fp->clk->m);
 		}
 		if (fp->on_suspend)
 			fp->on_suspend(fp, fp->arg);
 	}
 	return r;
+}
+
+static int fp_arm_wake(struct power_backend *be, uint64_t boot_ns)
+{
+	struct fake_power *fp = (struct fake_power *)be;
+
+	if (fp->arm_wake_errno && boot_ns)
+		return -fp->arm_wake_errno;
+	fp->wake_at = boot_ns;
+	if (boot_ns)
+		fp->wakes_armed++;
+	return 0;
 }
 
 static void fp_wake_reason(struct power_backend *be, char *buf, size_t len)
@@ -298,6 +320,7 @@ void fake_power_init(struct fake_power *fp, struct fake_clock *clk)
 	fp->pub.wake_reason = fp_wake_reason;
 	fp->pub.interrupt = fp_interrupt;
 	fp->pub.poweroff = fp_poweroff;
+	fp->pub.arm_wake = fp_arm_wake;
 	fp->pub.read_attr = fp_read_attr;
 	fp->pub.read_lines = fp_read_lines;
 	fp->pub.list_dir = fp_list_dir;

@@ -46,6 +46,10 @@ struct fake_power {
 	char states[256];      /* every state written, space-separated ("disk") */
 	int poweroffs;         /* poweroff() calls (the host is never powered off) */
 	int poweroff_errno;    /* > 0: poweroff() fails with -poweroff_errno */
+	/* arm_wake: the armed time (0: none), how often armed, how many
+	 * suspends it ended; arm_wake_errno > 0 makes arming fail. */
+	uint64_t wake_at;
+	int wakes_armed, own_wakes, arm_wake_errno;
 	struct fake_clock *clk;
 	void (*on_suspend)(struct fake_power *fp, void *arg);  /* inside suspend */
 	void *arg;

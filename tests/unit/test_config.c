@@ -87,6 +87,10 @@ static void test_file_and_override(void **st)
 	assert_int_equal(c.min_awake_ms, 7);
 	assert_int_equal(c.ndeny, 4);
 	assert_int_equal(c.log_level, LOG_L_WARN);
+	assert_int_equal(c.hibernate_after_s, 0);       /* default: never */
+	if (build(&c, err, "--config", conf_path, "--hibernate-after-s", "7200", NULL) != CONFIG_OK)
+		fail_msg("--hibernate-after-s 7200: %s", err);
+	assert_int_equal(c.hibernate_after_s, 7200);
 	unlink(conf_path);
 }
 
@@ -114,6 +118,11 @@ static void test_file_errors(void **st)
 	expect_error("[access]\ndeny = ok, \"bad\"\n", ":2: [access] deny: invalid client name");
 	expect_error("[suspend]\nbackoff_initial_ms = 9000\nbackoff_max_ms = 10\n", "exceeds");
 	expect_error("[suspend]\nmem_sleep = deep\n", "mem_sleep only applies");
+	expect_error("[suspend]\nstate = disk\nhibernate_after_s = 60\n",
+	             "hibernate_after_s needs state = freeze or mem");
+	expect_error("[suspend]\nhibernate_after_s = 31536001\n",
+	             ":2: [suspend] hibernate_after_s: value too large");
+	expect_error("[suspend]\nhibernate_after_s = -1\n", ":2: [suspend] hibernate_after_s");
 	expect_error("[alarm]\ntimeout_ms = 0\n", "alarm timeout_ms must be at least 1");
 	expect_error("[alarm]\ntimeout_ms = 86400001\n", ":2: [alarm] timeout_ms: value too large");
 }

@@ -1657,7 +1657,7 @@ static void test_ended_by(void **st)
 	assert_string_equal(r[1].ended_by, "display");
 
 	out = render(json_rec, &r[0]);
-	assert_non_null(strstr(out, "\"ended_by\":null,\"ended_by_kind\":\"none\",\"ended_holders\":0}"));
+	assert_non_null(strstr(out, "\"ended_by\":null,\"ended_by_kind\":\"none\",\"ended_holders\":0,\"state\":null}"));
 	free(out);
 	out = render(json_rec, &r[1]);
 	assert_non_null(strstr(out, "\"ended_by\":\"display\",\"ended_by_kind\":\"source\""));
@@ -1679,7 +1679,7 @@ static void test_ended_by(void **st)
 	assert_int_equal(wl_ledger_decode(buf, n, &back), (int)n);
 	assert_memory_equal(&r[1], &back, sizeof(back));
 	n1 = wl_ledger_encode_version(&r[1], 1, buf, sizeof(buf));
-	assert_int_equal(n1, n - 2 - 1 - strlen("mpd") - 1);   /* and version 3's byte */
+	assert_int_equal(n1, n - 2 - 1 - strlen("mpd") - 1 - 1);   /* and the bytes of 3 and 4 */
 	assert_int_equal(buf[0], 1);
 	assert_int_equal(wl_ledger_decode(buf, n1, &back), (int)n1);
 	assert_int_equal(back.ended_kind, WL_LEK_UNKNOWN);
@@ -1792,6 +1792,52 @@ static void test_svg_deterministic(void **st)
 	}
 }
 
+/*
+ * The state an attempt wrote, wire version 4's last byte: kept through
+ * encode and decode, shown in JSON ("state"), absent from version 3 (the
+ * reader gets "not said"), refused when out of range; the cause of a
+ * wake for suspend-then-hibernate comes before an alarm's.
+ */
+static void test_wire_state(void **st)
+{
+	struct wl_ledger_record r, back;
+	uint8_t buf[WL_LEDGER_WIRE_MAX];
+	char key[WL_LEDGER_CAUSE_MAX], *out;
+	size_t n, n3;
+
+	(void)st;
+	memset(&r, 0, sizeof(r));
+	r.seq = 7;
+	r.outcome = WL_LO_RESUMED;
+	r.state = WL_LS_DISK;
+	n = wl_ledger_encode(&r, buf, sizeof(buf));
+	assert_true(n > 0);
+	assert_int_equal(buf[n - 1], WL_LS_DISK);
+	assert_int_equal(wl_ledger_decode(buf, n, &back), (int)n);
+	assert_int_equal(back.state, WL_LS_DISK);
+	out = render(json_rec, &back);
+	assert_non_null(strstr(out, ",\"state\":\"disk\"}"));
+	free(out);
+	buf[n - 1] = WL_LS_DISK + 1;
+	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
+	n3 = wl_ledger_encode_version(&r, 3, buf, sizeof(buf));
+	assert_int_equal(n3, n - 1);
+	assert_int_equal(wl_ledger_decode(buf, n3, &back), (int)n3);
+	assert_int_equal(back.state, WL_LS_UNKNOWN);
+	assert_null(wl_ledger_state_name(back.state));
+	assert_int_equal(wl_ledger_state_of("mem"), WL_LS_MEM);
+	assert_int_equal(wl_ledger_state_of("standby"), WL_LS_UNKNOWN);
+
+	r.cause = WL_LC_ALARM | WL_LC_HIBERNATE;
+	strcpy(r.alarm_client, "app");
+	strcpy(r.alarm_name, "sync");
+	wl_ledger_cause_key(&r, key, sizeof(key));
+	assert_string_equal(key, "hibernate_after");
+	r.cause = WL_LC_ALARM;
+	wl_ledger_cause_key(&r, key, sizeof(key));
+	assert_string_equal(key, "alarm app/sync");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1824,6 +1870,7 @@ int main(void)
 		cmocka_unit_test(test_summary_bounded),
 		cmocka_unit_test_setup_teardown(test_wire_roundtrip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ended_by, setup, teardown),
+		cmocka_unit_test(test_wire_state),
 		cmocka_unit_test_setup_teardown(test_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_svg_deterministic, setup, teardown),
 	};

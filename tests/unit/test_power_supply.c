@@ -400,14 +400,21 @@ static void test_record_wire_and_order(void **st)
 	assert_int_equal(back.outcome, WL_LO_CRITICAL);
 	assert_int_equal(back.critical_capacity, 3);
 	assert_int_equal(back.critical_action, 2);
-	buf[n - 1] = 9;                         /* no such action */
+	/* Version 4 ends with the action, then the state: none for it. */
+	assert_int_equal(buf[n - 2], 2);
+	assert_int_equal(buf[n - 1], 0);
+	buf[n - 1] = WL_LS_DISK;                /* a critical record names no state */
 	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
+	buf[n - 1] = 0;
+	buf[n - 2] = 9;                         /* no such action */
+	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
+	buf[n - 2] = 2;
 	assert_int_equal(wl_ledger_decode(buf, n - 1, &back), -EBADMSG);  /* cut */
 	/* A resumed record says no action; one that says one is refused. */
 	n = wl_ledger_encode(&r[0], buf, sizeof(buf));
-	assert_int_equal(buf[n - 1], 0);
+	assert_int_equal(buf[n - 2], 0);
 	assert_int_equal(wl_ledger_decode(buf, n, &back), (int)n);
-	buf[n - 1] = 1;
+	buf[n - 2] = 1;
 	assert_int_equal(wl_ledger_decode(buf, n, &back), -EBADMSG);
 	free(ws);
 	ledger_free(l);

@@ -1407,6 +1407,150 @@ static void test_hook_signal_state_is_clean(void **st)
 	rm_tmpdir();
 }
 
+/* --- suspend-then-hibernate (hibernate_after.h) ------------------------- */
+
+#define SEC 1000000000ull
+
+static uint64_t boot_now(struct fx *f)
+{
+	return f->clk.pub.boot_ns(&f->clk.pub);
+}
+
+/* The fake clock on by ns of awake time. */
+static void stay_awake(struct fx *f, uint64_t ns)
+{
+	f->clk.pub.sleep_ns(&f->clk.pub, ns);
+}
+
+static void hibernate_after(struct fx *f, unsigned s)
+{
+	f->p.hibernate_after_s = s;
+	powerloop_set_params(&f->pl, &f->p);
+}
+
+/*
+ * A spell of 4 s suspends with hibernate_after_s 11: each suspend arms
+ * the daemon's own wake for the spell's start + 11 s and disarms it on
+ * return; the third is cut short by it (its record's cause
+ * hibernate_after), the fourth attempt writes "disk", and the one after
+ * the hibernation begins a new spell.  Each record has its state.
+ */
+static void test_hibernate_after_spell(void **st)
+{
+	struct fx *f = *st;
+	struct ended e = { 0 };
+	struct wl_ledger_record r;
+	char key[WL_LEDGER_CAUSE_MAX];
+	uint64_t start;
+
+	ended_setup(f, &e, NULL);
+	hibernate_after(f, 11);
+	f->fp.sleep_ns = 4 * SEC;
+	start = boot_now(f);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(powerloop_cycle(&f->pl), 0);
+		assert_int_equal(f->fp.wakes_armed, i + 1);
+		assert_int_equal(f->fp.wake_at, 0);         /* disarmed on return */
+		r = newest(&e);
+		assert_int_equal(r.state, WL_LS_FREEZE);
+		assert_int_equal(!!(r.cause & WL_LC_HIBERNATE), i == 2);
+	}
+	assert_int_equal(f->fp.own_wakes, 1);
+	assert_true(boot_now(f) == start + 11 * SEC);   /* the third slept 3 s, not 4 */
+	wl_ledger_cause_key(&r, key, sizeof(key));
+	assert_string_equal(key, "hibernate_after");
+
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_string_equal(f->fp.last_state, "disk");
+	assert_int_equal(f->fp.wakes_armed, 3);         /* no wake for a hibernation */
+	r = newest(&e);
+	assert_int_equal(r.state, WL_LS_DISK);
+	assert_int_equal(r.outcome, WL_LO_RESUMED);
+	assert_int_equal(r.cause & WL_LC_HIBERNATE, 0);
+
+	/* A new spell: 11 s from this suspend. */
+	start = boot_now(f);
+	f->fp.on_suspend = NULL;
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_string_equal(f->fp.states, "freeze freeze freeze disk freeze");
+	assert_int_equal(f->fp.wakes_armed, 4);
+	assert_int_equal(f->pl.spell.start, start);
+	ended_teardown(f, &e);
+}
+
+/* Short wakes do not start a new spell; an awake stretch of 60 s (the
+ * device in use) does.  Off (0), nothing is armed and the state is the
+ * configured one. */
+static void test_hibernate_after_awake_resets(void **st)
+{
+	struct fx *f = *st;
+	uint64_t start;
+
+	hibernate_after(f, 100);
+	f->fp.sleep_ns = 50 * SEC;
+	start = boot_now(f);
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	stay_awake(f, HIBERNATE_SPELL_AWAKE_NS - SEC);  /* 59 s: the same spell */
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->fp.own_wakes, 0);           /* 50 + 59 s: past due already */
+	assert_string_equal(f->fp.states, "freeze disk");
+	assert_int_equal(f->pl.spell.start, 0);         /* the hibernation ended it */
+	(void)start;
+
+	start = boot_now(f);
+	assert_int_equal(powerloop_cycle(&f->pl), 0);   /* a spell after the hibernation */
+	stay_awake(f, HIBERNATE_SPELL_AWAKE_NS);         /* in use: a new one */
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_true(f->pl.spell.start > start + HIBERNATE_SPELL_AWAKE_NS);
+	assert_string_equal(f->fp.states, "freeze disk freeze freeze");
+
+	hibernate_after(f, 0);
+	f->fp.wakes_armed = 0;
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_int_equal(f->fp.wakes_armed, 0);
+	assert_string_equal(f->fp.states, "freeze disk freeze freeze freeze freeze freeze");
+	assert_int_equal(f->pl.spell.start, 0);
+}
+
+/*
+ * A hibernation that fails (no swap: ENODEV) is not tried at every
+ * attempt: the system suspends again, and tries again once another
+ * hibernate_after_s of sleep has passed.  A backend that cannot arm the
+ * wake still hibernates, at the first attempt after the time.
+ */
+static void test_hibernate_after_failure(void **st)
+{
+	struct fx *f = *st;
+	uint64_t t;
+
+	hibernate_after(f, 10);
+	f->fp.sleep_ns = 30 * SEC;
+	assert_int_equal(powerloop_cycle(&f->pl), 0);   /* cut at 10 s by the wake */
+	assert_int_equal(f->fp.own_wakes, 1);
+	f->fp.fail_times = 1;
+	f->fp.fail_errno = ENODEV;
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_string_equal(f->fp.last_state, "disk");
+	assert_int_equal(f->h->dstats.failures, 1);
+	t = boot_now(f);
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_string_equal(f->fp.states, "freeze disk freeze");
+	assert_true(f->pl.spell.start <= t && f->pl.spell.start + 10 * SEC > t);
+
+	assert_int_equal(f->fp.own_wakes, 2);            /* that one cut by the wake too */
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_string_equal(f->fp.states, "freeze disk freeze disk");
+
+	f->fp.arm_wake_errno = EPERM;
+	t = boot_now(f);
+	assert_int_equal(powerloop_cycle(&f->pl), 0);   /* not cut short: 30 s */
+	assert_int_equal(f->fp.own_wakes, 2);
+	assert_true(boot_now(f) == t + 30 * SEC);
+	assert_int_equal(powerloop_cycle(&f->pl), 0);
+	assert_string_equal(f->fp.states, "freeze disk freeze disk freeze disk");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1444,6 +1588,9 @@ int main(void)
 		cmocka_unit_test(test_hung_hook_is_killed),
 		cmocka_unit_test(test_hung_hook_is_killed_without_pidfd),
 		cmocka_unit_test(test_hook_signal_state_is_clean),
+		cmocka_unit_test_setup_teardown(test_hibernate_after_spell, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hibernate_after_awake_resets, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hibernate_after_failure, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
