@@ -30,6 +30,24 @@ state_disk_on() {
 	esac
 }
 
+# state_freeze_then_disk S: the drop-in's daemon suspending to idle and
+# hibernating once a spell of sleep is S s old ([suspend]
+# hibernate_after_s, --hibernate-after-s); restarts the daemon.
+state_freeze_then_disk() {
+	cat >"$DROPIN" <<-EOF
+	[Service]
+	ExecStart=
+	ExecStart=/usr/sbin/wakelockd --foreground --state freeze --hibernate-after-s $1 --min-awake-ms 20000
+	EOF
+	systemctl daemon-reload || fail "systemctl daemon-reload"
+	systemctl restart wakelockd || fail "systemctl restart wakelockd"
+	wait_active
+	case $(tr '\0' ' ' </proc/"$(prop MainPID)"/cmdline) in
+	*"--hibernate-after-s $1 "*) ;;
+	*) fail "the daemon does not run with --hibernate-after-s $1" ;;
+	esac
+}
+
 # records_since MS: the ledger's records (one JSON object a line) whose
 # attempt started at or after MS ms of CLOCK_BOOTTIME (uptime_ms).
 records_since() {

@@ -1,13 +1,17 @@
-# Hibernation by the packaged daemon under systemd: state = disk (the
-# drop-in of debian-hibernate-lib.sh), a swap on /dev/vdc (the run's
-# scratch disk) and resume=/dev/vdc on the kernel command line.  Nothing
-# holding, the daemon writes "disk": the kernel writes the image to the
-# swap and powers off; the harness boots the same disks again (run-guest
-# --boots 2), the kernel finds the image and restores it, and this shell
-# goes on where it stopped.  Then: the same boot (boot_id, a marker in
-# /run, a process started before), the kernel's own word for the restore,
-# the ledger's record (resumed, with the time off as its time asleep), the
-# same daemon, and its loop still obeying holds.
+# Hibernation by the packaged daemon under systemd, as suspend-then-
+# hibernate: a swap on /dev/vdc (the run's scratch disk), resume=/dev/vdc
+# on the kernel command line.  First state = disk under the packaged unit
+# as it is (the drop-in of debian-hibernate-lib.sh): DevicePolicy=closed
+# refuses the swap, EPERM.  Then state = freeze with hibernate_after_s:
+# nothing holding, the daemon suspends to idle with its own wake alarm
+# set, that alarm wakes the guest, and the next attempt writes "disk": the
+# kernel writes the image to the swap and powers off; the harness boots
+# the same disks again (run-guest --boots 2), the kernel restores the
+# image, and this shell goes on where it stopped.  Then: the same boot
+# (boot_id, a marker in /run, a process started before), the kernel's own
+# word for the restore, the ledger's two records (the suspend woken for
+# the hibernation, the hibernation resumed with the time off as its time
+# asleep), the same daemon, and its loop still obeying holds.
 . /tests/lib.sh
 . /tests/debian-lib.sh
 . /tests/debian-hibernate-lib.sh
@@ -46,6 +50,8 @@ until journal_since "$c0" warning | grep -q 'suspend to disk failed: Operation n
 done
 info "ok: under DevicePolicy=closed the image cannot be written: EPERM, and the journal says so"
 allow_resume_device /dev/vdc
+# Suspend-then-hibernate: to idle first, hibernation after 8 s of it.
+state_freeze_then_disk 8
 
 # What only a resume keeps: this boot's id, a file in /run (a tmpfs), a
 # process, the daemon's pid.
@@ -61,8 +67,8 @@ released=$(uptime_ms)
 # rest of user space, and thawed in the restored system.
 host boot-again
 boot_release
-wait_for 900 "a resumed attempt in the ledger" sh -c \
-	". /tests/lib.sh; . /tests/debian-hibernate-lib.sh; records_since $released | grep -q '\"outcome\":\"resumed\"'"
+wait_for 900 "a resumed hibernation in the ledger" sh -c \
+	". /tests/lib.sh; . /tests/debian-hibernate-lib.sh; records_since $released | grep '\"state\":\"disk\"' | grep -q '\"outcome\":\"resumed\"'"
 boot_hold
 back=$(uptime_ms)
 info "resumed: uptime $back ms"
@@ -79,11 +85,24 @@ grep -q 'Hibernation image restored successfully' /tmp/kern.txt ||
 grep -q 'hibernation exit' /tmp/kern.txt || fail "the kernel log has no 'hibernation exit'"
 info "ok: the kernel restored the image"
 
-# The ledger: one attempt since the release, resumed, asleep for at least
-# the time QEMU was off and booting again (more than 5 s under TCG).
-records_since "$released" >/tmp/hib.json
-cat /tmp/hib.json
-expect_eq "attempts since the release" "$(wc -l </tmp/hib.json)" 1
+# The ledger: two attempts since the release.  The suspend to idle,
+# resumed by the daemon's own wake about 8 s after it began (its cause
+# hibernate_after), then the hibernation, resumed, asleep for at least the
+# time QEMU was off and booting again (more than 5 s under TCG).
+records_since "$released" >/tmp/both.json
+cat /tmp/both.json
+expect_eq "attempts since the release" "$(wc -l </tmp/both.json)" 2
+head -n 1 /tmp/both.json >/tmp/idle.json
+grep -q '"outcome":"resumed"' /tmp/idle.json || fail "the suspend did not resume: $(cat /tmp/idle.json)"
+grep -q '"state":"freeze"' /tmp/idle.json || fail "the first attempt was not a suspend to idle: $(cat /tmp/idle.json)"
+grep -q '"cause":"hibernate_after"' /tmp/idle.json ||
+	fail "the suspend was not woken by the daemon's wake for the hibernation: $(cat /tmp/idle.json)"
+idle=$(field asleep_ms </tmp/idle.json)
+[ "${idle:-0}" -ge 3000 ] && [ "${idle:-0}" -le 12000 ] ||
+	fail "asleep_ms $idle in the suspend: expected about 8 s less its entry (3..12 s)"
+info "ok: suspended to idle for $idle ms, woken for the hibernation"
+tail -n 1 /tmp/both.json >/tmp/hib.json
+grep -q '"state":"disk"' /tmp/hib.json || fail "the second attempt did not write disk: $(cat /tmp/hib.json)"
 grep -q '"outcome":"resumed","errno":null' /tmp/hib.json || fail "the attempt did not resume: $(cat /tmp/hib.json)"
 asleep=$(field asleep_ms </tmp/hib.json)
 [ "${asleep:-0}" -ge 5000 ] || fail "asleep_ms $asleep: less than the time the guest was off"
@@ -108,7 +127,7 @@ wait_for 20 "the daemon waiting for the member's hold" sh -c \
 	". /tests/lib.sh; . /tests/debian-hibernate-lib.sh; [ \"\$(daemon_state)\" = waiting-for-holds ]"
 sleep 3
 boot_hold
-expect_eq "attempts while the member holds" "$(records_since "$released" | wc -l)" 1
+expect_eq "attempts while the member holds" "$(records_since "$released" | wc -l)" 2
 holder_stop member-hold
 d=$(journal_since "$cursor" | grep -iE 'not permitted|permission denied|EPERM|EACCES|seccomp')
 [ -z "$d" ] || fail "the sandbox refused the daemon something since the drop-in: $d"
