@@ -30,14 +30,16 @@ state_disk_on() {
 	esac
 }
 
-# state_freeze_then_disk S: the drop-in's daemon suspending to idle and
+# state_mem_then_disk S: the drop-in's daemon suspending to ACPI S3 and
 # hibernating once a spell of sleep is S s old ([suspend]
-# hibernate_after_s, --hibernate-after-s); restarts the daemon.
-state_freeze_then_disk() {
+# hibernate_after_s, --hibernate-after-s); restarts the daemon.  S3, not
+# suspend-to-idle: QEMU's RTC alarm does not wake a guest from
+# suspend-to-idle (it raises the ACPI fixed RTC event only from S3).
+state_mem_then_disk() {
 	cat >"$DROPIN" <<-EOF
 	[Service]
 	ExecStart=
-	ExecStart=/usr/sbin/wakelockd --foreground --state freeze --hibernate-after-s $1 --min-awake-ms 20000
+	ExecStart=/usr/sbin/wakelockd --foreground --state mem --mem-sleep deep --hibernate-after-s $1 --min-awake-ms 20000
 	EOF
 	systemctl daemon-reload || fail "systemctl daemon-reload"
 	systemctl restart wakelockd || fail "systemctl restart wakelockd"

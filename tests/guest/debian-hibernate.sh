@@ -2,8 +2,8 @@
 # hibernate: a swap on /dev/vdc (the run's scratch disk), resume=/dev/vdc
 # on the kernel command line.  First state = disk under the packaged unit
 # as it is (the drop-in of debian-hibernate-lib.sh): DevicePolicy=closed
-# refuses the swap, EPERM.  Then state = freeze with hibernate_after_s:
-# nothing holding, the daemon suspends to idle with its own wake alarm
+# refuses the swap, EPERM.  Then state = mem (S3) with hibernate_after_s:
+# nothing holding, the daemon suspends to S3 with its own wake alarm
 # set, that alarm wakes the guest, and the next attempt writes "disk": the
 # kernel writes the image to the swap and powers off; the harness boots
 # the same disks again (run-guest --boots 2), the kernel restores the
@@ -50,8 +50,8 @@ until journal_since "$c0" warning | grep -q 'suspend to disk failed: Operation n
 done
 info "ok: under DevicePolicy=closed the image cannot be written: EPERM, and the journal says so"
 allow_resume_device /dev/vdc
-# Suspend-then-hibernate: to idle first, hibernation after 8 s of it.
-state_freeze_then_disk 8
+# Suspend-then-hibernate: to S3 first, hibernation after 8 s of it.
+state_mem_then_disk 8
 
 # What only a resume keeps: this boot's id, a file in /run (a tmpfs), a
 # process, the daemon's pid.
@@ -85,7 +85,7 @@ grep -q 'Hibernation image restored successfully' /tmp/kern.txt ||
 grep -q 'hibernation exit' /tmp/kern.txt || fail "the kernel log has no 'hibernation exit'"
 info "ok: the kernel restored the image"
 
-# The ledger: two attempts since the release.  The suspend to idle,
+# The ledger: two attempts since the release.  The suspend to S3,
 # resumed by the daemon's own wake about 8 s after it began (its cause
 # hibernate_after), then the hibernation, resumed, asleep for at least the
 # time QEMU was off and booting again (more than 5 s under TCG).
@@ -94,13 +94,13 @@ cat /tmp/both.json
 expect_eq "attempts since the release" "$(wc -l </tmp/both.json)" 2
 head -n 1 /tmp/both.json >/tmp/idle.json
 grep -q '"outcome":"resumed"' /tmp/idle.json || fail "the suspend did not resume: $(cat /tmp/idle.json)"
-grep -q '"state":"freeze"' /tmp/idle.json || fail "the first attempt was not a suspend to idle: $(cat /tmp/idle.json)"
+grep -q '"state":"mem"' /tmp/idle.json || fail "the first attempt was not a suspend to S3: $(cat /tmp/idle.json)"
 grep -q '"cause":"hibernate_after"' /tmp/idle.json ||
 	fail "the suspend was not woken by the daemon's wake for the hibernation: $(cat /tmp/idle.json)"
 idle=$(field asleep_ms </tmp/idle.json)
 [ "${idle:-0}" -ge 3000 ] && [ "${idle:-0}" -le 12000 ] ||
 	fail "asleep_ms $idle in the suspend: expected about 8 s less its entry (3..12 s)"
-info "ok: suspended to idle for $idle ms, woken for the hibernation"
+info "ok: suspended to S3 for $idle ms, woken for the hibernation"
 tail -n 1 /tmp/both.json >/tmp/hib.json
 grep -q '"state":"disk"' /tmp/hib.json || fail "the second attempt did not write disk: $(cat /tmp/hib.json)"
 grep -q '"outcome":"resumed","errno":null' /tmp/hib.json || fail "the attempt did not resume: $(cat /tmp/hib.json)"
