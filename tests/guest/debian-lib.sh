@@ -137,3 +137,18 @@ suspend_once() {
 	_got=$(timeout 5 head -c 4 <&3)
 	expect_eq "wake bytes read on ttyS1" "$_got" WAKE
 }
+
+# logind_holds WHO: the daemon shows logind's sleep inhibitor WHO as its
+# client logind:WHO.
+logind_holds() { wakelock list --json | grep -q "\"client\":\"logind:$1\""; }
+
+# no_suspend_for S WHAT: the harness's wakelock dropped for S s with no
+# suspend meanwhile (WHAT keeps the guest awake), then taken back; base is
+# the success count before, for a suspend_once after WHAT ends.
+no_suspend_for() {
+	base=$(suspend_stat success)
+	boot_release
+	sleep "$1"
+	expect_eq "suspends under $2" $(( $(suspend_stat success) - base )) 0
+	boot_hold
+}
