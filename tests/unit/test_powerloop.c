@@ -1488,14 +1488,12 @@ static void test_hibernate_after_awake_resets(void **st)
 
 	hibernate_after(f, 100);
 	f->fp.sleep_ns = 50 * SEC;
-	start = boot_now(f);
 	assert_int_equal(powerloop_cycle(&f->pl), 0);
 	stay_awake(f, HIBERNATE_SPELL_AWAKE_NS - SEC);  /* 59 s: the same spell */
 	assert_int_equal(powerloop_cycle(&f->pl), 0);
 	assert_int_equal(f->fp.own_wakes, 0);           /* 50 + 59 s: past due already */
 	assert_string_equal(f->fp.states, "freeze disk");
 	assert_int_equal(f->pl.spell.start, 0);         /* the hibernation ended it */
-	(void)start;
 
 	start = boot_now(f);
 	assert_int_equal(powerloop_cycle(&f->pl), 0);   /* a spell after the hibernation */
